@@ -1,0 +1,245 @@
+"""Slurm `sacct --parsable2` dumps -> `app_run` rows (source `slurm`).
+
+Two layouts:
+- headed: a header row names the fields, in any order (`sacct -p`'s trailing `|` is
+  accepted); JobID, Start, End, NodeList are required, and a header lacking one
+  quarantines the whole file (one record, line 0; all its lines count quarantined).
+  JobIDRaw, JobName, User, Account, NNodes, NCPUS, State, ExitCode, SubmitLine are used
+  when present. A repeated header is skipped; a different header switches the layout.
+- headerless: XDMoD's 26 fields (`jobid|jobidraw|cluster|partition|qos|account|group|gid|
+  user|uid|submit|eligible|start|end|elapsed|exitcode|state|nnodes|ncpus|reqcpus|reqmem|
+  reqtres|alloctres|timelimit|nodelist|jobname`). Extra `|` belong to the job name.
+
+Step/job rule: a numbered step (`123.4`, `123.4+1`) is one application launch: app_id
+`123.4`, job_id `123`. The allocation line (`123`) gives a row (app_id = job_id) only when
+no numbered step of that job occurs in the same input (dropped allocation lines count in
+extra["jobs_with_steps"]); `.batch`, `.extern`, `.interactive`
+and other named steps give no row (extra["non_app_steps"]). job_id is the JobIDRaw job part
+when that field exists (what SLURM_JOB_ID, Lustre jobstats and Darshan record; array tasks
+differ from the displayed `123_7`), else the JobID's. Steps take user, project and job
+name from their allocation line when theirs are empty (sacct leaves them blank).
+
+Fields: user = User, project = Account, job_name = JobName, command = SubmitLine, exe from
+SubmitLine (for a numbered step without SubmitLine: the step's JobName, which srun sets to
+the executable), nodes = NodeList expanded (`None assigned` -> None), n_nodes = distinct
+nodes (else NNodes), n_procs = NCPUS, exit_status = ExitCode's first part.
+Times: `Unknown`/`None` -> None; ISO without offset is local in `tz`; epoch seconds
+accepted. A record that never started (Start None) gives no row (extra["not_started"]); a
+RUNNING/PENDING/SUSPENDED/REQUEUED... record, or one without End, gives end None
+(extra["unfinished"]).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.alps import (
+    app_row,
+    node_count,
+    parse_launch,
+    parse_time,
+    read_lines,
+    to_int,
+    unreadable,
+)
+from lassi.hostlist import expand_hostlist
+from lassi.quarantine import ParseStats, Quarantined
+
+SOURCE = "slurm"
+
+XDMOD_FIELDS = (
+    "jobid", "jobidraw", "cluster", "partition", "qos", "account", "group", "gid", "user",
+    "uid", "submit", "eligible", "start", "end", "elapsed", "exitcode", "state", "nnodes",
+    "ncpus", "reqcpus", "reqmem", "reqtres", "alloctres", "timelimit", "nodelist", "jobname",
+)
+REQUIRED = ("jobid", "start", "end", "nodelist")
+_NOT_ENDED = {
+    "RUNNING", "PENDING", "SUSPENDED", "REQUEUED", "RESIZING", "CONFIGURING",
+    "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT",
+}
+_NO_NODES = {"", "none assigned", "none", "(null)", "unknown"}
+_NUMBERED_STEP = re.compile(r"\d+(\+\d+)?")
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class BadHeader(ValueError):
+    """A header row that lacks a required field: the whole file is quarantined."""
+
+
+def read_header(line: str) -> list[str] | None:
+    """Lower-cased field names if `line` is a header row (has JobID or JobIDRaw), else None."""
+    names = [f.strip().lower() for f in line.split("|")]
+    if len(names) > 1 and names[-1] == "":
+        names = names[:-1]
+    if ("jobid" not in names and "jobidraw" not in names) or not all(
+            _FIELD_NAME.fullmatch(n) for n in names):
+        return None
+    missing = [f for f in REQUIRED if f not in names]
+    if missing:
+        raise BadHeader(f"sacct header lacks required field(s): {', '.join(missing)}")
+    return names
+
+
+def split_record(line: str, names: list[str] | tuple[str, ...], trailing: bool) -> dict:
+    """Map one data line onto field names; surplus `|` go to a last JobName field."""
+    fields = line.split("|")
+    if trailing and fields and fields[-1] == "" and len(fields) == len(names) + 1:
+        fields = fields[:-1]
+    if len(fields) > len(names) and names[-1] == "jobname":
+        fields = fields[: len(names) - 1] + ["|".join(fields[len(names) - 1:])]
+    if len(fields) != len(names):
+        raise ValueError(f"{len(fields)} fields, layout has {len(names)}")
+    return dict(zip(names, fields, strict=True))
+
+
+def _split_id(rec: dict) -> tuple[str, str]:
+    """(job id, step suffix) of a record; step '' for the allocation line."""
+    shown = rec["jobid"].strip() if rec.get("jobid") else ""
+    raw = (rec.get("jobidraw") or "").strip()
+    ident = raw or shown
+    if not ident:
+        raise ValueError("empty JobID")
+    job, _, step = ident.partition(".")
+    if not step and shown:
+        step = shown.partition(".")[2]
+    return job, step
+
+
+def _nodes(text: str) -> list[str] | None:
+    if text.strip().lower() in _NO_NODES:
+        return None
+    return list(dict.fromkeys(expand_hostlist(text))) or None
+
+
+@dataclass
+class _Record:
+    """One parsed record awaiting the file-level step/job decision."""
+
+    job_id: str
+    step: str
+    row: dict
+    info: dict  # user / project / job_name as written on this line
+
+
+@dataclass
+class _Parser:
+    tz: str
+    file: str
+    stats: ParseStats = field(default_factory=lambda: ParseStats(source=SOURCE, files=1))
+    quarantine: list[Quarantined] = field(default_factory=list)
+    records: list[_Record] = field(default_factory=list)
+    names: list[str] | tuple[str, ...] = XDMOD_FIELDS
+    trailing: bool = False
+
+    def bump(self, key: str) -> None:
+        self.stats.extra[key] = self.stats.extra.get(key, 0) + 1
+
+    def run(self, lines: list[str]) -> tuple[list[dict], list[Quarantined], ParseStats]:
+        self.stats.lines_read = len(lines)
+        try:
+            for line in lines:
+                read_header(line)  # a bad header anywhere condemns the file
+        except BadHeader as exc:
+            raw = next(ln for ln in lines if _is_bad_header(ln))
+            self.stats.lines_quarantined = len(lines)
+            return [], [Quarantined(SOURCE, self.file, 0, raw, str(exc))], self.stats
+        for line_no, line in enumerate(lines, 1):
+            try:
+                self._line(line)
+            except ValueError as exc:
+                self.stats.lines_quarantined += 1
+                self.quarantine.append(Quarantined(SOURCE, self.file, line_no, line, str(exc)))
+            else:
+                self.stats.lines_used += 1
+        rows = self._decide()
+        self.stats.rows = len(rows)
+        return rows, self.quarantine, self.stats
+
+    def _line(self, line: str) -> None:
+        if not line.strip():
+            return
+        header = read_header(line)
+        if header is not None:
+            self.names, self.trailing = header, line.rstrip().endswith("|")
+            return
+        rec = split_record(line, self.names, self.trailing)
+        job_id, step = _split_id(rec)
+        if step and not _NUMBERED_STEP.fullmatch(step):
+            self.bump("non_app_steps")
+            self._remember(job_id, step, None, rec)
+            return
+        row = self._row(rec, job_id, step)
+        self._remember(job_id, step, row, rec)
+
+    def _remember(self, job_id: str, step: str, row: dict | None, rec: dict) -> None:
+        info = {"user": rec.get("user"), "project": rec.get("account"),
+                "job_name": rec.get("jobname")}
+        self.records.append(_Record(job_id, step, row, info))
+
+    def _row(self, rec: dict, job_id: str, step: str) -> dict | None:
+        start = parse_time(rec.get("start", ""), self.tz)
+        end = parse_time(rec.get("end", ""), self.tz)
+        if start is None:
+            self.bump("not_started")
+            return None
+        state = (rec.get("state") or "").split(" ")[0].upper().rstrip("+")
+        if state in _NOT_ENDED or end is None:
+            end = None
+            self.bump("unfinished")
+        elif end < start:
+            raise ValueError(f"End {end} before Start {start}")
+        nodes = _nodes(rec["nodelist"])
+        command = rec.get("submitline") or None
+        exe, _ = parse_launch(command)
+        if exe is None and step and not command:
+            exe = rec.get("jobname") or None
+        return app_row(
+            app_id=f"{job_id}.{step}" if step else job_id, job_id=job_id, exe=exe,
+            command=command, nodes=nodes, n_nodes=node_count(nodes, to_int(rec.get("nnodes"))),
+            n_procs=to_int(rec.get("ncpus")), start=start, end=end,
+            exit_status=to_int(rec.get("exitcode")), source=SOURCE,
+        )
+
+    def _decide(self) -> list[dict]:
+        """Apply the step/job rule and fill steps' blank user/project/job name."""
+        stepped = {r.job_id for r in self.records if r.step and r.row is not None
+                   and _NUMBERED_STEP.fullmatch(r.step)}
+        alloc = {r.job_id: r.info for r in self.records if not r.step}
+        rows = []
+        for r in self.records:
+            if r.row is None:
+                continue
+            if not r.step and r.job_id in stepped:
+                self.bump("jobs_with_steps")
+                continue
+            parent = alloc.get(r.job_id, {})
+            for key, own in r.info.items():
+                value = (parent.get(key) or own) if key == "job_name" else (own or parent.get(key))
+                r.row[key] = value or None
+            rows.append(r.row)
+        return rows
+
+
+def _is_bad_header(line: str) -> bool:
+    try:
+        read_header(line)
+    except BadHeader:
+        return True
+    return False
+
+
+def parse_lines(
+    lines: Iterable[str], file: str, *, tz: str = "UTC"
+) -> tuple[list[dict], list[Quarantined], ParseStats]:
+    """Parse one sacct dump (headed or XDMoD headerless); times local in `tz`."""
+    return _Parser(tz, file).run([ln.rstrip("\r\n") for ln in lines])
+
+
+def parse_file(path: str | Path, *, tz: str = "UTC") -> tuple[list[dict], list[Quarantined],
+                                                              ParseStats]:
+    """Parse one (possibly gzipped) sacct dump."""
+    lines, bad = read_lines(path, SOURCE)
+    return unreadable(bad) if bad is not None else parse_lines(lines, str(path), tz=tz)

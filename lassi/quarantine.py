@@ -1,0 +1,58 @@
+"""What a parser could not read: kept with the reason, counted, never lost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """One line (or whole file, line_no 0) that did not parse."""
+
+    source: str
+    file: str
+    line_no: int
+    raw: str
+    reason: str
+
+
+@dataclass
+class ParseStats:
+    """Line accounting of one ingest: lines_read == lines_used + lines_quarantined.
+
+    `lines_used` counts every line that was understood (data, headers, blank lines);
+    `rows` counts the table rows produced (a line may yield zero or several rows).
+    """
+
+    source: str
+    files: int = 0
+    lines_read: int = 0
+    lines_used: int = 0
+    lines_quarantined: int = 0
+    rows: int = 0
+    counter_resets: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: ParseStats) -> None:
+        """Accumulate another file's counts into this one."""
+        self.files += other.files
+        self.lines_read += other.lines_read
+        self.lines_used += other.lines_used
+        self.lines_quarantined += other.lines_quarantined
+        self.rows += other.rows
+        self.counter_resets += other.counter_resets
+        for k, v in other.extra.items():
+            self.extra[k] = self.extra.get(k, 0) + v
+
+    @property
+    def conserved(self) -> bool:
+        """True when every line read was either used or quarantined."""
+        return self.lines_read == self.lines_used + self.lines_quarantined
+
+    def summary(self) -> str:
+        """One line for the end of an ingest."""
+        return (
+            f"{self.source}: {self.files} files, {self.lines_read} lines read = "
+            f"{self.lines_used} used + {self.lines_quarantined} quarantined; {self.rows} rows"
+            + (f"; {self.counter_resets} counter resets" if self.counter_resets else "")
+        )

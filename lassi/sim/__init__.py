@@ -1,0 +1,1 @@
+"""Site simulator: a workload model with contention and faults, raw writers, ground truth."""

@@ -1,0 +1,299 @@
+"""Raw files of a Cray/Lustre site: export-stats captures, PBS accounting, ALPS apsys.
+
+Captures follow FORMATS.md §1: one file per server per day,
+`lustre/<server>/<YYYY-MM-DD>.txt`, holding every `window_s` seconds one capture of
+`lctl get_param obdfilter.*.stats obdfilter.*.exports.*.stats mdt.*.md_stats
+mdt.*.exports.*.stats`. Counters are cumulative. Like a delta-suppressing collector, a
+capture lists every target's own stats but only the exports whose counters changed since
+the previous capture; the first capture of each file lists every export with a non-zero
+counter (so a reader knows every series' starting value). Lustre omits zero counters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from lassi.config import Site
+from lassi.hostlist_fmt import compress_ranges
+from lassi.sim.counters import COUNTERS, DATA, IDX, LUSTRE_NAME, MDS, N, OSS_OTHER
+from lassi.sim.rawfiles import DayFiles, day_of
+from lassi.sim.workload import Run
+
+OSS_COLS = DATA + OSS_OTHER
+_OSS_IDX = [IDX[c] for c in OSS_COLS]
+_MDS_IDX = [IDX[c] for c in MDS]
+
+
+def split_int(v: np.ndarray, k: int) -> np.ndarray:
+    """Split an integer vector into k integer parts that sum back exactly (k × len(v))."""
+    base, rem = np.divmod(v, k)
+    return base[None, :] + (np.arange(k)[:, None] < rem[None, :])
+
+
+class LustreCaptureWriter:
+    """Engine sink: accumulate per-run window totals, distribute to exports, write captures."""
+
+    def __init__(self, site: Site, out: Path, rng: np.random.Generator, gz: bool = False,
+                 reset_at: float | None = None) -> None:
+        self.site = site
+        self.window = site.window_s
+        self.files = DayFiles(Path(out) / "lustre", gz=gz)
+        self.rng = rng
+        self.state: dict[tuple[str, str], np.ndarray] = {}
+        self.sizes: dict[tuple[str, str], dict[str, list[int]]] = {}
+        self.changed: set[tuple[str, str]] = set()
+        self.pending: dict[int, np.ndarray] = {}
+        self.runs: dict[int, Run] = {}
+        self.next_capture = 0.0
+        self.last_day = ""
+        self.reset_at = reset_at
+        self.resets: list[dict] = []
+        self.baseline: dict[tuple[str, str], np.ndarray] = {}
+        self.started: dict[tuple[str, str], float] = {}   # when each export's stats began
+        self.now = 0.0
+        self.jitter = {s: float(rng.uniform(0.001, 0.9)) for f in site.filesystems
+                       for s in f.osses + [f.mds]}
+
+    # engine sink protocol -------------------------------------------------------------------
+    def begin(self, engine, start: float) -> None:
+        self.next_capture = start
+        self.now = start - 30 * 86400   # the baseline exports connected a month earlier
+        self._seed_baseline()
+
+    def step(self, t: float, runs: list[Run], counts: np.ndarray) -> None:
+        while t >= self.next_capture:
+            self._flush_window()
+            self._capture(self.next_capture)
+            self.next_capture += self.window
+        for run, vec in zip(runs, counts, strict=True):
+            if not vec.any():
+                continue
+            self.runs[run.run_no] = run
+            acc = self.pending.get(run.run_no)
+            if acc is None:
+                self.pending[run.run_no] = vec.copy()
+            else:
+                acc += vec
+
+    def end(self, t: float) -> None:
+        while True:
+            self._flush_window()
+            self._capture(self.next_capture)
+            self.next_capture += self.window
+            if self.next_capture - self.window >= t:
+                break
+        self.files.close()
+
+    # internals ------------------------------------------------------------------------------
+    def _seed_baseline(self) -> None:
+        """Counters already non-zero before the simulated period (a live system)."""
+        nodes = self.site.compute_nodes
+        for i in self.rng.choice(len(nodes), size=max(1, len(nodes) // 5), replace=False):
+            fs = self.site.filesystems[int(self.rng.integers(0, len(self.site.filesystems)))]
+            nid = self.site.node_nid(nodes[int(i)])
+            for o in self.rng.choice(len(fs.osts), size=min(2, len(fs.osts)), replace=False):
+                v = np.zeros(N, dtype=np.int64)
+                ops = int(self.rng.integers(1000, 10**7))
+                v[IDX["write_ops"]], v[IDX["write_bytes"]] = ops, ops * 1048576
+                v[IDX["preprw"]] = v[IDX["commitrw"]] = ops
+                self.state[(fs.osts[int(o)], nid)] = v
+                self.started[(fs.osts[int(o)], nid)] = self.now
+                self.sizes[(fs.osts[int(o)], nid)] = {"write": [1048576, 1048576]}
+                self.baseline[(fs.osts[int(o)], nid)] = v.copy()
+            v = np.zeros(N, dtype=np.int64)
+            v[IDX["open"]] = v[IDX["close"]] = int(self.rng.integers(10, 10**6))
+            self.state[(fs.mdts[0], nid)] = v
+            self.started[(fs.mdts[0], nid)] = self.now
+            self.baseline[(fs.mdts[0], nid)] = v.copy()
+
+    def _flush_window(self) -> None:
+        """Distribute every run's totals of the ended window over its nodes and targets."""
+        for run_no, vec in self.pending.items():
+            run = self.runs[run_no]
+            fs = self.site.fs(run.app.fs)
+            nodes = run.io_nodes
+            size = run.app.archetype.reqsize
+            per_node = self._split_requests(vec, len(nodes), size)
+            for node, nv in zip(nodes, per_node, strict=True):
+                nid = self.site.node_nid(self.site.compute_nodes[node])
+                osts = run.osts[node]
+                oss_part = np.zeros(N, dtype=np.int64)
+                oss_part[_OSS_IDX] = nv[_OSS_IDX]
+                for o, ov in zip(osts, self._split_requests(oss_part, len(osts), size),
+                                 strict=True):
+                    if ov.any():
+                        self._add((fs.osts[o], nid), ov, size)
+                md = np.zeros(N, dtype=np.int64)
+                md[_MDS_IDX] = nv[_MDS_IDX]
+                if md.any():
+                    self._add((fs.mdts[0], nid), md, size)
+        self.pending.clear()
+
+    @staticmethod
+    def _split_requests(vec: np.ndarray, k: int, size: int) -> np.ndarray:
+        """Split like `split_int`, keeping bytes = requests × size in every part."""
+        parts = split_int(vec, k)
+        for kind in ("read", "write"):
+            parts[:, IDX[f"{kind}_bytes"]] = parts[:, IDX[f"{kind}_ops"]] * size
+        return parts
+
+    def _add(self, key: tuple[str, str], v: np.ndarray, size: int) -> None:
+        cur = self.state.get(key)
+        if cur is None:
+            self.state[key] = v.copy()
+            self.started[key] = self.now
+        else:
+            cur += v
+        sz = self.sizes.setdefault(key, {})
+        for kind in ("read", "write"):
+            if v[IDX[f"{kind}_ops"]]:
+                mm = sz.setdefault(kind, [size, size])
+                mm[0], mm[1] = min(mm[0], size), max(mm[1], size)
+        self.changed.add(key)
+
+    def _capture(self, t: float) -> None:
+        self.now = t
+        day = day_of(t)
+        full = day != self.last_day
+        self.last_day = day
+        by_target: dict[str, list[str]] = defaultdict(list)
+        keys = self.state.keys() if full else self.changed
+        for target, nid in keys:
+            by_target[target].append(nid)
+        for fs in self.site.filesystems:
+            for oss in fs.osses:
+                fh = self.files.get(oss, day)
+                ts = t + self.jitter[oss]
+                for ost in (o for o in fs.osts if fs.oss_of[o] == oss):
+                    fh.write(self._block(f"obdfilter.{ost}.stats", ts, self._total(ost), OSS_COLS,
+                                         {}))
+                    for nid in sorted(by_target.get(ost, ())):
+                        fh.write(self._block(f"obdfilter.{ost}.exports.{nid}.stats", ts,
+                                             self.state[(ost, nid)], OSS_COLS,
+                                             self.sizes.get((ost, nid), {}),
+                                             self.started[(ost, nid)]))
+            fh = self.files.get(fs.mds, day)
+            ts = t + self.jitter[fs.mds]
+            for mdt in fs.mdts:
+                fh.write(self._block(f"mdt.{mdt}.md_stats", ts, self._total(mdt), MDS, {}))
+                for nid in sorted(by_target.get(mdt, ())):
+                    fh.write(self._block(f"mdt.{mdt}.exports.{nid}.stats", ts,
+                                         self.state[(mdt, nid)], MDS, {},
+                                         self.started[(mdt, nid)]))
+        self.changed.clear()
+        if self.reset_at is not None and t >= self.reset_at:
+            self._reset_one(t)
+            self.reset_at = None
+
+    def _total(self, target: str) -> np.ndarray:
+        tot = np.zeros(N, dtype=np.int64)
+        for (tg, _nid), v in self.state.items():
+            if tg == target:
+                tot += v
+        return tot
+
+    def _reset_one(self, t: float) -> None:
+        """Clear one busy export right after a capture (a client reconnect)."""
+        oss_keys = sorted(k for k in self.state if "-OST" in k[0] and k not in self.baseline)
+        if not oss_keys:
+            return
+        key = oss_keys[int(self.rng.integers(0, len(oss_keys)))]
+        self.state[key] = np.zeros(N, dtype=np.int64)
+        self.started[key] = t + 0.5
+        self.resets.append({"target": key[0], "nid": key[1], "after_capture": t})
+
+    @staticmethod
+    def _block(param: str, ts: float, v: np.ndarray, cols: list[str],
+               sizes: dict[str, list[int]], started: float | None = None) -> str:
+        lines = [f"{param}=", f"snapshot_time             {ts:.6f} secs.usecs"]
+        if started is not None:   # Lustre >= 2.12 prints when the counters (re)started
+            lines.append(f"start_time                {started:.6f} secs.usecs")
+            lines.append(f"elapsed_time              {ts - started:.6f} secs.usecs")
+        seen = set()
+        for c in cols:
+            name = LUSTRE_NAME[c]
+            if c.endswith("_bytes") or name in seen:
+                continue
+            seen.add(name)
+            if c in ("read_ops", "write_ops"):
+                kind = c[:-4]
+                n = int(v[IDX[c]])
+                if n:
+                    lo, hi = sizes.get(kind, [0, 0])
+                    lines.append(f"{kind}_bytes{'':<{26 - len(kind) - 6}}{n} samples [bytes] "
+                                 f"{lo} {hi} {int(v[IDX[kind + '_bytes']])}")
+                continue
+            n = int(v[IDX[c]])
+            if n:
+                lines.append(f"{name:<26}{n} samples [reqs]")
+        return "\n".join(lines) + "\n"
+
+
+# --- scheduler records ----------------------------------------------------------------------
+
+
+def _local(t: float, tz: str) -> dt.datetime:
+    return dt.datetime.fromtimestamp(t, ZoneInfo(tz))
+
+
+def write_scheduler(site: Site, runs: list[Run], out: Path, base_job: int = 4567890,
+                    base_apid: int = 28374628) -> None:
+    """PBS accounting (S and E records, local time) and ALPS apsys Starting/Finishing lines."""
+    pbs_tz, alps_tz = site.tz("pbs"), site.tz("alps")
+    pbs_lines: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    alps_lines: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    ppn = int(site.data["compute"]["procs_per_node"])
+    first = int(site.data["compute"].get("first_nid", 0))
+    for r in runs:
+        r.job_id = f"{base_job + r.run_no}.sdb"
+        r.app_id = str(base_apid + r.run_no)
+        names = [site.compute_nodes[n] for n in r.nodes]
+        jstart, jend = r.start - 7.0, r.end + 4.0
+        exec_host = "+".join(f"{n}/0*{ppn}" for n in names)
+        common = (f"user={r.app.user} group={r.app.project} project={r.app.project} "
+                  f"jobname={r.app.archetype.exe.split('.')[0]}_{r.app.app_no:03d} "
+                  f"queue=standard ctime={int(r.submit)} qtime={int(r.submit)} "
+                  f"etime={int(r.submit)} start={int(jstart)} exec_host={exec_host} "
+                  f"Resource_List.nodect={len(names)} Resource_List.ncpus={len(names) * ppn}")
+        for t, kind, extra in ((jstart, "S", ""),
+                               (jend, "E", f" end={int(jend)} Exit_status=0 "
+                                f"resources_used.walltime={_hms(jend - jstart)}")):
+            stamp = _local(t, pbs_tz).strftime("%m/%d/%Y %H:%M:%S")
+            day = _local(t, pbs_tz).strftime("%Y%m%d")
+            pbs_lines[day].append((t, f"{stamp};{kind};{r.job_id};{common}{extra}"))
+        nidlist = compress_ranges([first + n for n in r.nodes])
+        head = "c0-0c0s0n1 apsys 12345 - -"
+        user_id = r.app.user[1:]
+        for t, text in ((r.start, f"apid={r.app_id}, Starting, user={user_id}, "
+                         f"batch_id={r.job_id}, cmd_line=\"{r.app.command}\", "
+                         f"num_nodes={len(names)}, node_list={nidlist}, "
+                         f"cwd=\"/home/{r.app.project}/{r.app.project}/{r.app.user}/run\""),
+                        (r.end, f"apid={r.app_id}, Finishing, user={user_id}, "
+                         f"batch_id={r.job_id}, exit_code=0, exitcode_array=0, "
+                         f"exitsignal_array=0")):
+            stamp = _local(t, alps_tz).isoformat(timespec="microseconds")
+            alps_lines[day_of(t)].append((t, f"{stamp} {head} {text}"))
+    for day, lines in pbs_lines.items():
+        _write_sorted(Path(out) / "pbs" / day, lines)
+    for day, lines in alps_lines.items():
+        _write_sorted(Path(out) / "alps" / f"{day}.log", lines)
+
+
+def _hms(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _write_sorted(path: Path, lines: list[tuple[float, str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for _, text in sorted(lines, key=lambda x: x[0]):
+            fh.write(text + "\n")
+
+
+__all__ = ["LustreCaptureWriter", "write_scheduler", "split_int", "COUNTERS"]

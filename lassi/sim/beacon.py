@@ -1,0 +1,755 @@
+"""Raw files of a forwarding-architecture site (Sunway TaihuLight after the Beacon paper).
+
+`BeaconWriter` is the engine sink (1 s steps); it writes FORMATS.md §4 under
+`<out>/beacon/<layer>/<host>/<YYYY-MM-DD>.log[.gz]`, one file per host per UTC day:
+
+- `lwfs-client/<compute node>/`: the compute-node trace (node identity = its IP), only for
+  the runs chosen by `traced_fraction` (drawn once per run, in run order, from the writer's
+  own generator). First-pass compressed: per node, per second, per file one line
+  `<ip> <UTC ms Z> READ|WRITE <fd> <offset> <size> <count>`; `size` is the segment's
+  request size, `count × size` the bytes of the line, offsets contiguous per fd across
+  lines. A data phase opens its files (`OPEN <fd> path=/User<n>/<hash>/<hash>`) at its
+  first second and closes them (`CLOSE <fd>`) at the first second after its last I/O.
+  File sharing follows the I/O mode: N:N and N:M each I/O node its own file; 1:1 one node,
+  one file; N:1 all I/O nodes open the same path (each its own fd) and write disjoint
+  regions of it (node i from offset i × ceil(phase requests / nodes) × size). Each phase
+  uses new files. Metadata segments are written as one line per node, second and
+  operation kind, `<ip> <ts> <OP> <fd> path=<dir> count=<n>` (OP: OPEN CLOSE STAT CREATE
+  UNLINK MKDIR RMDIR SETATTR …, `count=` the operations of that kind in that second; the
+  fd is the node's working-directory handle). The metadata operations that accompany a
+  data phase (the engine's per-segment extras) are not traced, only its OPEN/CLOSE.
+- `lwfs-server/<fwd>/`: every `sample_s` per forwarding node the seven real-format lines
+  (`Meta|Read|Write exe|wait` cumulative 8-bucket latency histograms of the requests
+  served, then `queue length: <n>`), bracketed local time in the `beacon_local` zone.
+- `lustre-client/<fwd>/`: every `sample_s` one line per OST the forwarding node has ever
+  touched: cumulative read/write RPCs and the interval's average pages per RPC.
+- `ost/<oss>/`: every `sample_s` one line per OST of the OSS: cumulative RPCs, pages per
+  RPC of the interval, cumulative read/write bytes.
+- `mds/<mds>/`: every `sample_s` one line per source seen so far (forwarding-node IPs,
+  plus the steady background of `login01`, `login02` and `cluster2-gw`), cumulative
+  `op=count` for every MDS operation in a fixed order.
+
+How the engine's per-run counts become per-component traffic. Every run moves its data
+on its I/O nodes; each counter is split over them exactly and evenly by the *cumulative*
+rule (node i of n holds floor(C(i+1)/n) − floor(Ci/n) of a phase's running total C), so
+node totals never drift apart. A node's requests go through its forwarding node
+(`site.fwd_of`) to the run's OSTs for that node, split over them whole-request by
+whole-request (remainders rotating each second). At the forwarding node reads are
+amplified by the archetype's `read_amplification` (read-ahead that is thrown away —
+Beacon's cache thrashing): round(requests × amplification) requests of the same size
+reach Lustre. An RPC carries at most 1 MiB (256 pages of 4 KiB): a request of s bytes is
+ceil(s / 1 MiB) RPCs of ceil(s / 4 KiB) pages in total. Lustre-client and OST layers hold
+exactly the same traffic (no other client writes data), so the final OST bytes equal the
+compute bytes plus the amplification extra.
+
+LWFS server latency model (per forwarding node, per second). A request occupies one of
+the `threads` server threads for its processing (exe) time
+`e = (threads / peak_iops + size × amplification × threads / peak_bw) / slow` (metadata:
+`threads / peak_iops` plus an MDS part growing with the MDS load), `slow` being the
+capacity factor of an injected fault. The load ρ = demanded thread time / threads uses the
+demand of every run in an I/O segment (its segment rate, not what it got), so an
+overloaded or faulty node shows ρ > 1. Waiting time W = w0 + ē·g(ρ) with g(ρ) = ρ/(1−ρ)
+up to ρ = 0.95 and linear beyond; the queue length is λ·W (Little's law, averaged over the
+sample interval). Exe and wait times are log-normal around those means; the served
+requests of each interval are distributed over the buckets by a multinomial draw, so exe
+and wait histograms of one class always hold the same count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import re
+import time
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from lassi.config import Site
+from lassi.hostlist_fmt import slurm_hostlist
+from lassi.sim.counters import IDX, LUSTRE_NAME, MDS
+from lassi.sim.rawfiles import DayFiles, day_of
+from lassi.sim.workload import MiB, Run
+
+SAMPLE_S = 10
+PAGE = 4096
+RPC_MAX = MiB
+MAX_OPEN_CLIENT_FILES = 256
+
+# node-level columns split over a run's I/O nodes: read_ops, write_ops, then the MDS ops
+_COLS = np.array([IDX["read_ops"], IDX["write_ops"]] + [IDX[c] for c in MDS])
+_MD = slice(2, None)
+MDS_NAMES = [LUSTRE_NAME[c] for c in MDS]
+TRACE_OP = {"open": "OPEN", "close": "CLOSE", "mknod": "CREATE", "link": "LINK",
+            "unlink": "UNLINK", "mkdir": "MKDIR", "rmdir": "RMDIR", "rename": "RENAME",
+            "getattr": "STAT", "setattr": "SETATTR", "getxattr": "GETXATTR",
+            "setxattr": "SETXATTR", "statfs": "STATFS", "mds_sync": "FSYNC",
+            "samedir_rename": "RENAME", "crossdir_rename": "RENAME"}
+_TRACE_OPS = [TRACE_OP[c] for c in MDS]
+SERVER_LINES = [("Meta", "exe"), ("Meta", "wait"), ("Read", "exe"), ("Read", "wait"),
+                ("Write", "exe"), ("Write", "wait")]
+
+# background metadata load at every MDS: source -> (ops/s, mix)
+BACKGROUND = {
+    "login01": 30.0,
+    "login02": 18.0,
+    "cluster2-gw": 90.0,
+}
+BACKGROUND_MIX = {"getattr": 0.45, "open": 0.18, "close": 0.18, "statfs": 0.05,
+                  "setattr": 0.04, "unlink": 0.04, "mknod": 0.03, "mkdir": 0.02,
+                  "rmdir": 0.01}
+
+# latency model constants (seconds)
+SIGMA_EXE, SIGMA_WAIT = 0.6, 1.0
+WAIT0 = 5e-5          # an idle server still takes a few tens of µs to pick a request up
+MD_BASE = 2e-4        # metadata round trip to an idle MDS
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+
+def _iso_ms(ms: int) -> str:
+    """Epoch milliseconds -> `2018-02-25T10:00:12.544Z`."""
+    s, m = divmod(int(ms), 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + f".{m:03d}Z"
+
+
+def _hash64(text: str) -> int:
+    """A signed 64-bit name hash, like the anonymised path components of Beacon's traces."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
+                          signed=True)
+
+
+def _ncdf(x: np.ndarray) -> np.ndarray:
+    """Standard normal CDF (Abramowitz–Stegun 7.1.26, |error| < 1.5e-7)."""
+    z = np.abs(x) / math.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                                                                          + t * 1.061405429))))
+    erf = 1.0 - poly * np.exp(-z * z)
+    return 0.5 * (1.0 + np.sign(x) * erf)
+
+
+def _lognormal_buckets(mean: np.ndarray, sigma: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """P(bucket) of a log-normal with these means: shape mean.shape + (len(edges),).
+
+    Bucket k is [edges[k], edges[k+1]), the last one open-ended; edges[0] is 0.
+    """
+    mu = np.log(np.maximum(mean, 1e-12)) - sigma ** 2 / 2
+    cdf = _ncdf((np.log(edges[1:]) - mu[..., None]) / sigma[..., None])
+    zeros = np.zeros(mean.shape + (1,))
+    ones = np.ones(mean.shape + (1,))
+    return np.diff(np.concatenate([zeros, cdf, ones], axis=-1), axis=-1)
+
+
+def _wait_factor(rho: np.ndarray) -> np.ndarray:
+    """g(ρ): ρ/(1−ρ) up to 0.95, then continuing linearly (an ever growing backlog)."""
+    r = np.clip(rho, 0.0, None)
+    low = r / (1.0 - np.minimum(r, 0.95))
+    return np.where(r <= 0.95, low, 19.0 + 400.0 * (r - 0.95))
+
+
+def _user_no(user: str) -> int:
+    digits = re.sub(r"\D", "", user)
+    return int(digits) % 1000 if digits else abs(_hash64(user)) % 1000
+
+
+def _name_parts(name_format: str) -> tuple[str, int] | None:
+    m = re.fullmatch(r"([A-Za-z_-]*)\{:0(\d+)d\}", name_format)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+class _ClientFiles(DayFiles):
+    """DayFiles that keep at most `cap` files open (least recently used closed first).
+
+    A closed file is reopened in append mode (a new gzip member when compressed), so lines
+    stay in time order; `release(rel)` closes a host's file at once.
+    """
+
+    def __init__(self, root: Path, suffix: str, gz: bool, cap: int) -> None:
+        super().__init__(root, suffix=suffix, gz=gz)
+        self.cap = cap
+        self._lru: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def get(self, rel: str, day: str):
+        key = (rel, day)
+        if key in self._open:
+            self._lru.move_to_end(key)
+            return self._open[key]
+        fh = super().get(rel, day)
+        for k in [k for k in self._lru if k[0] == rel]:
+            self._lru.pop(k)
+        self._lru[key] = None
+        while len(self._open) > self.cap:
+            old, _ = self._lru.popitem(last=False)
+            self._open.pop(old).close()
+        return fh
+
+    def release(self, rel: str) -> None:
+        for k in [k for k in self._open if k[0] == rel]:
+            self._open.pop(k).close()
+            self._lru.pop(k, None)
+
+    def close(self) -> None:
+        super().close()
+        self._lru.clear()
+
+
+class _RunState:
+    """Per-run mapping arrays and phase state, built when the run first does I/O."""
+
+    __slots__ = ("run", "n", "i0", "i1", "fwd_u", "fwd_onehot", "fwd_share", "pair_node",
+                 "pair_j", "pair_k", "key_f", "key_o", "key_onehot", "fs_i", "amp", "io_segs",
+                 "phase", "seg", "cum", "traced", "ips", "rels", "ms", "fds", "paths",
+                 "cursor", "open_files")
+
+
+# --- the writer -------------------------------------------------------------------------------
+
+
+class BeaconWriter:
+    """Engine sink writing Beacon's five monitored layers (see the module docstring)."""
+
+    def __init__(self, site: Site, out: Path, rng: np.random.Generator, gz: bool = False,
+                 traced_fraction: float = 1.0, sample_s: int = SAMPLE_S) -> None:
+        if not site.has_forwarding:
+            raise ValueError(f"site {site.name!r} has no forwarding layer")
+        self.site = site
+        self.root = Path(out) / "beacon"
+        # one draw from the shared generator: the writer's randomness never shifts the
+        # engine's own draws, whatever is traced or written
+        self.rng = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
+        self.salt = f"{int(self.rng.integers(0, 2**31))}"
+        self.files = DayFiles(self.root, suffix=".log", gz=gz)
+        self.cfiles = _ClientFiles(self.root, ".log", gz, MAX_OPEN_CLIENT_FILES)
+        self.traced_fraction = float(traced_fraction)
+        self.sample_s = int(sample_s)
+        self.tz = ZoneInfo(site.tz("beacon_local"))
+        fwd = site.data["forwarding"]
+        self.threads = float(fwd["threads"])
+        self.per_fwd = int(fwd["nodes_per_fwd"])
+        self.fwd_bw = float(fwd["peak_bw"])
+        self.fwd_iops = float(fwd["peak_iops"])
+        self.edges = np.array(site.data.get("latency_buckets_s",
+                                            [0, 1e-3, 1e-2, 0.1, 1, 10, 100, 1000]), float)
+        self.edges[0] = 0.0
+        self.fwds = list(site.fwd_nodes)
+        self.fwd_ips = [site.fwd_ip(f) for f in self.fwds]
+        nf = len(self.fwds)
+        # OSTs indexed globally over the filesystems (as the engine does)
+        self.fs_names = [fs.name for fs in site.filesystems]
+        self.ost_base: dict[str, int] = {}
+        self.ost_names: list[str] = []
+        for fs in site.filesystems:
+            self.ost_base[fs.name] = len(self.ost_names)
+            self.ost_names.extend(fs.osts)
+        no = len(self.ost_names)
+        self.oss_hosts: list[tuple[str, list[int]]] = []
+        for fs in site.filesystems:
+            base = self.ost_base[fs.name]
+            for oss in fs.osses:
+                self.oss_hosts.append(
+                    (oss, [base + i for i, o in enumerate(fs.osts) if fs.oss_of[o] == oss]))
+        self.mds_hosts = [fs.mds for fs in site.filesystems]
+        self.mds_peak = np.array([fs.mds_peak_ops for fs in site.filesystems])
+        # cumulative state
+        # lustre traffic per (fwd, OST): read_rpcs, write_rpcs, pages, read_bytes, write_bytes
+        self.lc = np.zeros((nf, no, 5), dtype=np.int64)
+        self.lc_prev = np.zeros_like(self.lc)
+        self.touched = np.zeros((nf, no), dtype=bool)
+        self.md = np.zeros((len(self.fs_names), nf, len(MDS)), dtype=np.int64)
+        self.hist = np.zeros((nf, 6, 8), dtype=np.int64)
+        self.mass = np.zeros((nf, 6, 8))
+        self.served = np.zeros((nf, 6), dtype=np.int64)
+        self.q_sum = np.zeros(nf)
+        self.q_steps = 0
+        self.bg_rate = {s: r * float(self.rng.uniform(0.8, 1.2)) for s, r in BACKGROUND.items()}
+        self.bg = {(m, s): np.zeros(len(MDS), dtype=np.int64)
+                   for m in self.mds_hosts for s in BACKGROUND}
+        mix = np.zeros(len(MDS))
+        for op, f in BACKGROUND_MIX.items():
+            mix[MDS.index(op)] = f
+        self.bg_mix = mix / mix.sum()
+        self.bg_total_rate = sum(self.bg_rate.values())
+        self.jitter = {}
+        for layer, hosts in (("lwfs-server", self.fwds), ("lustre-client", self.fwds),
+                             ("ost", [h for h, _ in self.oss_hosts]), ("mds", self.mds_hosts)):
+            for h in hosts:
+                self.jitter[(layer, h)] = int(self.rng.integers(1, 1000))   # ms
+        # per-run state, truth
+        self.states: dict[int, _RunState] = {}
+        self.traced: set[int] = set()
+        self.engine = None
+        self.next_sample = 0.0
+        self.minute = None
+        self.min_fwd = np.zeros((nf, 2), dtype=np.int64)
+        self.min_ost = np.zeros((no, 2), dtype=np.int64)
+        self.bw_fwd: dict[str, list] = defaultdict(list)
+        self.bw_ost: dict[str, list] = defaultdict(list)
+        self.daily: dict[str, dict[str, np.ndarray]] = {}
+        self.faults: list[tuple[int, float, float, float]] = []
+        self._day_cache: tuple[int, str] = (-1, "")
+
+    # engine sink protocol ----------------------------------------------------------------
+    def begin(self, engine, start: float) -> None:
+        self.engine = engine
+        self.next_sample = float(start)
+        runs = sorted(engine.runs, key=lambda r: r.run_no)
+        draws = self.rng.random(len(runs))
+        self.traced = {r.run_no for r, x in zip(runs, draws, strict=True)
+                       if x < self.traced_fraction}
+        self.faults = [(self.fwds.index(f.name), f.factor, f.start, f.end)
+                       for f in engine.faults if f.kind == "fwd" and f.name in self.fwds]
+
+    def step(self, t: float, runs: list[Run], counts: np.ndarray) -> None:
+        while t >= self.next_sample:
+            self._sample(self.next_sample)
+            self.next_sample += self.sample_s
+        minute = int(t // 60) * 60
+        if minute != self.minute:
+            self._flush_minute()
+            self.minute = minute
+        self._close_ended(t, {r.run_no for r in runs})
+        self.q_steps += 1
+        if not runs:
+            return
+        nf = len(self.fwds)
+        day = self._day(t)
+        tot = self._daily(day)
+        acc = _StepAcc(nf)
+        md_fs = np.zeros(len(self.fs_names))
+        for run, vec in zip(runs, counts, strict=True):
+            st = self._state(run)
+            phase = len(self.engine.truth[run.run_no].phases)
+            if phase != st.phase:
+                self._new_phase(st, phase, t)
+            self._demand(st, acc)
+            if not vec.any():
+                continue
+            self._run_step(st, vec, t, day, tot, acc)
+            md_fs[st.fs_i] += float(vec[_COLS[_MD]].sum())
+        self._latency(t, acc, md_fs)
+
+    def end(self, t: float) -> None:
+        self._close_ended(t, set())
+        while True:
+            self._sample(self.next_sample)
+            self.next_sample += self.sample_s
+            if self.next_sample - self.sample_s >= t:
+                break
+        self._flush_minute()
+        self.files.close()
+        self.cfiles.close()
+
+    # per run -----------------------------------------------------------------------------
+    def _state(self, run: Run) -> _RunState:
+        st = self.states.get(run.run_no)
+        if st is not None:
+            return st
+        site = self.site
+        st = _RunState()
+        st.run = run
+        nodes = list(run.io_nodes)
+        n = st.n = len(nodes)
+        st.i0 = np.arange(n, dtype=np.int64)[:, None]
+        st.i1 = st.i0 + 1
+        fwd_of = np.array(nodes, dtype=np.int64) // self.per_fwd
+        st.fwd_u, inv = np.unique(fwd_of, return_inverse=True)
+        st.fwd_onehot = (inv[None, :] == np.arange(len(st.fwd_u))[:, None]).astype(np.int64)
+        st.fwd_share = np.bincount(inv, minlength=len(st.fwd_u)) / n
+        base = self.ost_base[run.app.fs]
+        pn, pj, pk, po = [], [], [], []
+        for i, node in enumerate(nodes):
+            osts = run.osts[node]
+            for j, o in enumerate(osts):
+                pn.append(i)
+                pj.append(j)
+                pk.append(len(osts))
+                po.append(base + o)
+        st.pair_node = np.array(pn, dtype=np.int64)
+        st.pair_j = np.array(pj, dtype=np.int64)
+        st.pair_k = np.array(pk, dtype=np.int64)
+        keys = fwd_of[st.pair_node] * len(self.ost_names) + np.array(po, dtype=np.int64)
+        uk, kinv = np.unique(keys, return_inverse=True)
+        st.key_f, st.key_o = np.divmod(uk, len(self.ost_names))
+        st.key_onehot = (kinv[None, :] == np.arange(len(uk))[:, None]).astype(np.int64)
+        st.fs_i = self.fs_names.index(run.app.fs)
+        st.amp = float(run.app.archetype.read_amplification)
+        st.io_segs = [s for s in run.plan if s.kind != "compute"]
+        st.phase = -1
+        st.seg = None
+        st.cum = np.zeros(len(_COLS), dtype=np.int64)
+        st.traced = run.run_no in self.traced
+        st.open_files = False
+        if st.traced:
+            names = [site.compute_nodes[x] for x in nodes]
+            st.ips = [site.node_ip(x) for x in names]
+            st.rels = [f"lwfs-client/{x}" for x in names]
+            st.ms = [int(v) for v in self.rng.integers(0, 980, size=n)]
+        self.states[run.run_no] = st
+        return st
+
+    def _new_phase(self, st: _RunState, phase: int, t: float) -> None:
+        if st.open_files:
+            self._close_files(st, t)
+        st.phase = phase
+        st.seg = st.io_segs[min(phase, len(st.io_segs) - 1)]
+        st.cum[:] = 0
+        if not st.traced:
+            return
+        run = st.run
+        mode = run.app.archetype.mode
+        job = f"{self.salt}/{run.run_no}"
+        top = f"/User{_user_no(run.app.user)}/{_hash64(job)}"
+        st.paths, st.fds = [], []
+        for i in range(st.n):
+            if st.seg.kind == "meta":
+                st.paths.append(f"{top}/{_hash64(f'{job}/dir{phase}/{i}')}")
+            elif mode == "N:1":
+                st.paths.append(f"{top}/{_hash64(f'{job}/shared{phase}')}")
+            else:
+                st.paths.append(f"{top}/{_hash64(f'{job}/file{phase}/{i}')}")
+            h = _hash64(f"{job}/fd{phase}/{i}") & 0xFFFFF
+            st.fds.append(f"{0x120000000 + (h << 4):#x}")
+        size = max(1, int(st.seg.reqsize))
+        if mode == "N:1":
+            region = -(-int(st.seg.ops) // st.n) * size
+            st.cursor = np.arange(st.n, dtype=np.int64) * region
+        else:
+            st.cursor = np.zeros(st.n, dtype=np.int64)
+        if st.seg.kind == "meta":
+            return
+        st.open_files = True
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
+        day = self._day(t)
+        for i in range(st.n):
+            self.cfiles.get(st.rels[i], day).write(
+                f"{st.ips[i]} {base}.{st.ms[i] + 1:03d}Z OPEN {st.fds[i]} path={st.paths[i]}\n")
+
+    def _close_files(self, st: _RunState, t: float) -> None:
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
+        day = self._day(t)
+        for i in range(st.n):
+            self.cfiles.get(st.rels[i], day).write(
+                f"{st.ips[i]} {base}.{st.ms[i]:03d}Z CLOSE {st.fds[i]}\n")
+            self.cfiles.release(st.rels[i])
+        st.open_files = False
+
+    def _close_ended(self, t: float, active: set[int]) -> None:
+        """Close the files of traced phases that did no I/O step at t; forget ended runs."""
+        for run_no in [k for k in self.states if k not in active]:
+            st = self.states[run_no]
+            if st.open_files:
+                self._close_files(st, t)
+            if st.traced and st.seg is not None and st.seg.kind == "meta":
+                for rel in st.rels:
+                    self.cfiles.release(rel)
+            st.seg = None
+            st.phase = -1 if st.run.end is None else st.phase
+            if st.run.end is not None:
+                del self.states[run_no]
+
+    def _demand(self, st: _RunState, acc: _StepAcc) -> None:
+        seg = st.seg
+        share = seg.rate * st.fwd_share
+        if seg.kind == "meta":
+            acc.dem_meta[st.fwd_u] += share
+            return
+        amp = st.amp if seg.kind == "read" else 1.0
+        e1 = self.threads / self.fwd_iops + seg.reqsize * amp * self.threads / self.fwd_bw
+        acc.dem_n[st.fwd_u] += share
+        acc.dem_w[st.fwd_u] += share * e1
+
+    def _run_step(self, st: _RunState, vec: np.ndarray, t: float, day: str, tot: dict,
+                  acc: _StepAcc) -> None:
+        seg = st.seg
+        size = int(seg.reqsize)
+        old = st.cum.copy()
+        st.cum += vec[_COLS]
+        if st.n == 1:
+            d = (st.cum - old)[None, :]
+        else:
+            n = st.n
+            new = st.cum[None, :]
+            d = (new * st.i1 // n - new * st.i0 // n) - (old[None, :] * st.i1 // n
+                                                        - old[None, :] * st.i0 // n)
+        per_fwd = st.fwd_onehot @ d                    # (fwd, cols)
+        f = st.fwd_u
+        # compute side
+        rb, wb = int(vec[IDX["read_bytes"]]), int(vec[IDX["write_bytes"]])
+        tot["compute"] += (rb, wb)
+        if st.traced:
+            tot["compute_traced"] += (rb, wb)
+        # metadata through the forwarding nodes to the MDS
+        md = per_fwd[:, _MD]
+        if md.any():
+            self.md[st.fs_i, f] += md
+            acc.srv[f, 0] += md.sum(axis=1)
+            if seg.kind != "meta":
+                acc.dem_meta[f] += md.sum(axis=1)
+        ops = d[:, 0] + d[:, 1]
+        if ops.any():
+            e1 = self.threads / self.fwd_iops + size * self.threads / self.fwd_bw
+            acc.srv[f, 1] += per_fwd[:, 0]
+            acc.srv[f, 2] += per_fwd[:, 1]
+            acc.srv_w[f, 0] += per_fwd[:, 0] * (e1 + size * (st.amp - 1) * self.threads
+                                                / self.fwd_bw)
+            acc.srv_w[f, 1] += per_fwd[:, 1] * e1
+            self._lustre(st, d, size, t, day, tot)
+        if st.traced:
+            self._trace(st, d, size, t, day)
+
+    def _lustre(self, st: _RunState, d: np.ndarray, size: int, t: float, day: str,
+                tot: dict) -> None:
+        """Split each node's requests over its OSTs; add the (fwd, OST) traffic."""
+        k = st.pair_k
+        shift = int(t)
+        out = np.zeros((len(st.key_f), 2), dtype=np.int64)
+        for c in (0, 1):
+            node_ops = d[st.pair_node, c]
+            if not node_ops.any():
+                continue
+            q, r = np.divmod(node_ops, k)
+            po = q + (((st.pair_j + shift) % k) < r)
+            out[:, c] = st.key_onehot @ po
+        if st.amp != 1.0 and out[:, 0].any():
+            out[:, 0] = np.rint(out[:, 0] * st.amp).astype(np.int64)
+        rpc_per = -(-size // RPC_MAX)
+        pages_per = -(-size // PAGE)
+        upd = np.empty((len(st.key_f), 5), dtype=np.int64)
+        upd[:, 0] = out[:, 0] * rpc_per
+        upd[:, 1] = out[:, 1] * rpc_per
+        upd[:, 2] = (out[:, 0] + out[:, 1]) * pages_per
+        upd[:, 3] = out[:, 0] * size
+        upd[:, 4] = out[:, 1] * size
+        self.lc[st.key_f, st.key_o] += upd
+        self.touched[st.key_f, st.key_o] = True
+        np.add.at(self.min_fwd, st.key_f, upd[:, 3:5])
+        np.add.at(self.min_ost, st.key_o, upd[:, 3:5])
+        s = upd[:, 3:5].sum(axis=0)
+        tot["forwarding"] += s
+        tot["ost"] += s
+
+    def _trace(self, st: _RunState, d: np.ndarray, size: int, t: float, day: str) -> None:
+        seg = st.seg
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
+        if seg.kind == "meta":
+            md = d[:, _MD]
+            for i in np.flatnonzero(md.any(axis=1)):
+                fh = self.cfiles.get(st.rels[i], day)
+                ip, fd, path, ms = st.ips[i], st.fds[i], st.paths[i], st.ms[i]
+                lines = [f"{ip} {base}.{ms + 2 + j:03d}Z {_TRACE_OPS[j]} {fd} path={path} "
+                         f"count={c}\n" for j, c in enumerate(md[i].tolist()) if c]
+                fh.write("".join(lines))
+            return
+        for c, op in ((0, "READ"), (1, "WRITE")):
+            ops = d[:, c]
+            if not ops.any():
+                continue
+            offs = st.cursor.copy()
+            st.cursor += ops * size
+            for i in np.flatnonzero(ops).tolist():
+                self.cfiles.get(st.rels[i], day).write(
+                    f"{st.ips[i]} {base}.{st.ms[i] + 2 + c:03d}Z {op} {st.fds[i]} "
+                    f"{int(offs[i])} {size} {int(ops[i])}\n")
+
+    # forwarding-node latency ---------------------------------------------------------------
+    def _latency(self, t: float, acc: _StepAcc, md_fs: np.ndarray) -> None:
+        slow = np.ones(len(self.fwds))
+        for fi, factor, a, b in self.faults:
+            if a <= t < b:
+                slow[fi] *= factor
+        mds_rho = float(np.max((md_fs + self.bg_total_rate) / self.mds_peak))
+        e_md = self.threads / self.fwd_iops + MD_BASE * (1.0 + float(_wait_factor(
+            np.array(min(mds_rho, 2.0)))))
+        work = (acc.dem_w + acc.dem_meta * e_md) / slow
+        lam = acc.dem_n + acc.dem_meta
+        rho = work / self.threads
+        e_bar = np.where(lam > 0, work / np.maximum(lam, 1e-12), 0.0)
+        wait = WAIT0 + e_bar * _wait_factor(rho)
+        self.q_sum += lam * wait
+        if not acc.srv.any():
+            return
+        e_meta = np.full(len(self.fwds), e_md) / slow
+        n_rw = np.maximum(acc.srv[:, 1:], 1)
+        e_rw = acc.srv_w / n_rw / slow[:, None]
+        means = np.stack([e_meta, wait, e_rw[:, 0], wait, e_rw[:, 1], wait], axis=1)
+        sig = np.array([SIGMA_EXE, SIGMA_WAIT] * 3)
+        p = _lognormal_buckets(means, np.broadcast_to(sig, means.shape), self.edges)
+        n = np.repeat(acc.srv, 2, axis=1)
+        self.mass += p * n[..., None]
+        self.served += n
+
+    # samples -------------------------------------------------------------------------------
+    def _sample(self, g: float) -> None:
+        self._sample_server(g)
+        self._sample_lustre(g)
+        self._sample_mds(g)
+
+    def _stamp(self, layer: str, host: str, g: float) -> tuple[int, str, str]:
+        ms = int(round(g * 1000)) + self.jitter[(layer, host)]
+        return ms, _iso_ms(ms), day_of(ms / 1000)
+
+    def _sample_server(self, g: float) -> None:
+        m = self.mass
+        tot = m.sum(axis=-1, keepdims=True)
+        p = np.where(tot > 0, m / np.where(tot > 0, tot, 1), 1.0 / m.shape[-1])
+        self.hist += self.rng.multinomial(self.served, p)
+        queue = np.rint(self.q_sum / max(self.q_steps, 1)).astype(np.int64)
+        self.mass[:] = 0
+        self.served[:] = 0
+        self.q_sum[:] = 0
+        self.q_steps = 0
+        for fi, (fwd, ip) in enumerate(zip(self.fwds, self.fwd_ips, strict=True)):
+            ms, iso, day = self._stamp("lwfs-server", fwd, g)
+            local = dt.datetime.fromtimestamp(ms // 1000, self.tz).strftime("%Y-%m-%d %H:%M:%S")
+            head = f"{ip} [{local}]  [Trace]: "
+            lines = [f"{head}{cls} {kind}: {' '.join(map(str, self.hist[fi, k].tolist()))} {iso}"
+                     for k, (cls, kind) in enumerate(SERVER_LINES)]
+            lines.append(f"{head}queue length: {int(queue[fi])} {iso}")
+            self.files.get(f"lwfs-server/{fwd}", day).write("\n".join(lines) + "\n")
+
+    def _sample_lustre(self, g: float) -> None:
+        lc, prev = self.lc, self.lc_prev
+        d_rpc = (lc[..., 0] + lc[..., 1]) - (prev[..., 0] + prev[..., 1])
+        d_pages = lc[..., 2] - prev[..., 2]
+        ppr = np.where(d_rpc > 0, np.rint(d_pages / np.maximum(d_rpc, 1)), 0).astype(np.int64)
+        for fi, (fwd, ip) in enumerate(zip(self.fwds, self.fwd_ips, strict=True)):
+            osts = np.flatnonzero(self.touched[fi])
+            if not len(osts):
+                continue
+            _, iso, day = self._stamp("lustre-client", fwd, g)
+            rows = lc[fi, osts].tolist()
+            pp = ppr[fi, osts].tolist()
+            lines = [f"{ip} {iso} {self.ost_names[o]} {r[0]} {r[1]} {p}"
+                     for o, r, p in zip(osts.tolist(), rows, pp, strict=True)]
+            self.files.get(f"lustre-client/{fwd}", day).write("\n".join(lines) + "\n")
+        ost = lc.sum(axis=0)
+        ost_prev = prev.sum(axis=0)
+        d_rpc = (ost[:, 0] + ost[:, 1]) - (ost_prev[:, 0] + ost_prev[:, 1])
+        ppr = np.where(d_rpc > 0, np.rint((ost[:, 2] - ost_prev[:, 2]) / np.maximum(d_rpc, 1)),
+                       0).astype(np.int64)
+        for oss, idx in self.oss_hosts:
+            _, iso, day = self._stamp("ost", oss, g)
+            lines = [f"{oss} {iso} {self.ost_names[o]} {int(ost[o, 0])} {int(ost[o, 1])} "
+                     f"{int(ppr[o])} {int(ost[o, 3])} {int(ost[o, 4])}" for o in idx]
+            self.files.get(f"ost/{oss}", day).write("\n".join(lines) + "\n")
+        self.lc_prev = lc.copy()
+
+    def _sample_mds(self, g: float) -> None:
+        for si, mds in enumerate(self.mds_hosts):
+            _, iso, day = self._stamp("mds", mds, g)
+            lines = []
+            for fi, ip in enumerate(self.fwd_ips):
+                v = self.md[si, fi]
+                if v.any():
+                    lines.append(f"{ip} {iso} " + " ".join(
+                        f"{n}={c}" for n, c in zip(MDS_NAMES, v.tolist(), strict=True)))
+            for src, rate in self.bg_rate.items():
+                v = self.bg[(mds, src)]
+                v += self.rng.poisson(rate * self.sample_s * self.bg_mix)
+                lines.append(f"{src} {iso} " + " ".join(
+                    f"{n}={c}" for n, c in zip(MDS_NAMES, v.tolist(), strict=True)))
+            self.files.get(f"mds/{mds}", day).write("\n".join(lines) + "\n")
+
+    # truth ---------------------------------------------------------------------------------
+    def _day(self, t: float) -> str:
+        k = int(t // 86400)
+        if self._day_cache[0] != k:
+            self._day_cache = (k, day_of(k * 86400))
+        return self._day_cache[1]
+
+    def _daily(self, day: str) -> dict[str, np.ndarray]:
+        d = self.daily.get(day)
+        if d is None:
+            d = self.daily[day] = {k: np.zeros(2, dtype=np.int64) for k in
+                                   ("compute", "compute_traced", "forwarding", "ost")}
+        return d
+
+    def _flush_minute(self) -> None:
+        if self.minute is None:
+            return
+        stamp = dt.datetime.fromtimestamp(self.minute, dt.timezone.utc).isoformat()
+        for arr, names, out in ((self.min_fwd, self.fwds, self.bw_fwd),
+                                (self.min_ost, self.ost_names, self.bw_ost)):
+            for i in np.flatnonzero(arr.any(axis=1)).tolist():
+                out[names[i]].append([stamp, round(arr[i, 0] / 60, 1), round(arr[i, 1] / 60, 1)])
+            arr[:] = 0
+
+    def truth_extra(self) -> dict:
+        """Ground truth of the Beacon layers, merged into truth.json."""
+        layers: dict[str, dict] = defaultdict(dict)
+        for day, d in sorted(self.daily.items()):
+            for k, v in d.items():
+                layers[k][day] = {"read_bytes": int(v[0]), "write_bytes": int(v[1])}
+        return {"beacon": {
+            "sample_s": self.sample_s,
+            "traced_fraction": self.traced_fraction,
+            "traced_runs": sorted(self.traced),
+            "layers": dict(layers),
+            "bandwidth_basis": "forwarding-to-Lustre bytes per second (reads amplified)",
+            "fwd_bandwidth": dict(self.bw_fwd),
+            "ost_bandwidth": dict(self.bw_ost),
+            "mds_background": {
+                mds: {src: {"rate_ops_s": round(self.bg_rate[src], 3),
+                            "ops": {n: int(c) for n, c in
+                                    zip(MDS_NAMES, self.bg[(mds, src)].tolist(), strict=True)
+                                    if c}}
+                      for src in self.bg_rate}
+                for mds in self.mds_hosts},
+        }}
+
+
+class _StepAcc:
+    """One step's per-forwarding-node load: demand and what was served."""
+
+    __slots__ = ("dem_n", "dem_w", "dem_meta", "srv", "srv_w")
+
+    def __init__(self, nf: int) -> None:
+        self.dem_n = np.zeros(nf)        # demanded data requests/s
+        self.dem_w = np.zeros(nf)        # their thread time (no fault)
+        self.dem_meta = np.zeros(nf)     # demanded metadata requests/s
+        self.srv = np.zeros((nf, 3), dtype=np.int64)   # served meta, read, write requests
+        self.srv_w = np.zeros((nf, 2))   # thread time of served reads, writes (no fault)
+
+
+# --- job log ----------------------------------------------------------------------------------
+
+
+def _iso_s(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_job_log(site: Site, runs: list[Run], out: Path) -> None:
+    """Beacon's job log: `<out>/beacon/jobs/<YYYY-MM-DD>.log` by start day (FORMATS.md §3).
+
+    One line per run, `job_id<TAB>nodelist<TAB>job_name<TAB>start<TAB>end`, times ISO-8601
+    UTC to the second (start floored, end rounded up, so the job encloses its run), node
+    list in Slurm host-list syntax. Sets `run.job_id` and `run.app_id` (1000000 + run_no).
+    """
+    parts = _name_parts(site.data["compute"]["name_format"])
+    by_day: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for r in runs:
+        r.job_id = str(1000000 + r.run_no)
+        r.app_id = r.job_id
+        if r.start is None:
+            continue
+        names = [site.compute_nodes[n] for n in r.nodes]
+        nodelist = slurm_hostlist(names, *parts) if parts else ",".join(names)
+        name = f"{r.app.archetype.exe.split('.')[0]}_{r.app.app_no:03d}"
+        start = math.floor(r.start)
+        end = _iso_s(math.ceil(r.end)) if r.end is not None else "-"
+        by_day[day_of(start)].append((r.start, f"{r.job_id}\t{nodelist}\t{name}\t"
+                                               f"{_iso_s(start)}\t{end}"))
+    folder = Path(out) / "beacon" / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    for day, lines in by_day.items():
+        with (folder / f"{day}.log").open("w") as fh:
+            for _, text in sorted(lines):
+                fh.write(text + "\n")
+
+
+__all__ = ["BeaconWriter", "write_job_log", "SAMPLE_S"]

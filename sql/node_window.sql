@@ -1,0 +1,82 @@
+-- node_window: per compute node, filesystem and window, LASSi's counters as deltas.
+-- Input view `raw_capture`: raw_lustre_stats rows for the date and the next day's first
+-- capture (target rows give every capture's time; export rows carry the per-node data). Parameters: ${window_s}, ${day_start}, ${day_end} (epoch s).
+-- The delta between captures at t0 and t1 belongs to the window starting at t0 (floored
+-- to the grid). The day's first capture is every series' baseline; a series that first
+-- appears later started from zero; a counter that goes down, or whose series' start_time
+-- moved on, was reset (delta = value).
+WITH captures AS (
+  SELECT target, kind, fs, node, snapshot_time, start_time,
+         CAST(FLOOR(unix_micros(snapshot_time) / 1000000 / ${window_s}) * ${window_s} AS BIGINT) AS slot,
+         CASE WHEN target LIKE '%-MDT%' THEN 'mdt' ELSE 'ost' END AS side,
+         counter, samples, sum
+  FROM raw_capture
+),
+obs AS (SELECT * FROM captures WHERE kind = 'export' AND node IS NOT NULL),
+metric AS (                       -- one row per series value: bytes and ops are two series
+  SELECT target, fs, node, slot, snapshot_time, start_time, side, 'read_kb' AS m,
+         CAST(sum AS DOUBLE) AS v
+    FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
+  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'read_ops', samples
+    FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
+  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
+    FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
+  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'write_ops', samples
+    FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
+  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'other:' || counter, samples
+    FROM obs WHERE side = 'ost' AND counter IN ('get_info', 'set_info_async', 'disconnect',
+                                                 'destroy', 'punch', 'sync', 'preprw', 'commitrw')
+  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side,
+         CASE counter WHEN 'rename' THEN 'ren' WHEN 'samedir_rename' THEN 'sdr'
+                      WHEN 'crossdir_rename' THEN 'cdr' ELSE counter END, samples
+    FROM obs WHERE side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink',
+      'mkdir', 'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs',
+      'sync', 'samedir_rename', 'crossdir_rename')
+),
+slots AS (
+  SELECT target, slot, LAG(slot) OVER (PARTITION BY target ORDER BY slot) AS prev_slot,
+         MIN(slot) OVER (PARTITION BY target) AS first_slot
+  FROM (SELECT DISTINCT target, slot FROM captures)
+),
+delta AS (
+  SELECT m.fs, m.node, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
+         m.v, LAG(m.v) OVER w AS prev_v,
+         COALESCE(m.start_time > LAG(m.start_time) OVER w, FALSE) AS restarted
+  FROM metric m JOIN slots s ON m.target = s.target AND m.slot = s.slot
+  WINDOW w AS (PARTITION BY m.target, m.node, m.m ORDER BY m.snapshot_time)
+),
+clean AS (
+  SELECT fs, node, m, window_slot,
+         CASE WHEN prev_v IS NULL OR v < prev_v OR restarted THEN v ELSE v - prev_v END AS d,
+         CASE WHEN prev_v IS NOT NULL AND (v < prev_v OR restarted) THEN 1 ELSE 0 END AS reset
+  FROM delta
+  WHERE slot > first_slot AND window_slot >= ${day_start} AND window_slot < ${day_end}
+)
+SELECT node, fs,
+       timestamp_seconds(window_slot) AS window_start,
+       ${window_s} AS window_s,
+       SUM(CASE WHEN m = 'read_kb' THEN d ELSE 0 END) / 1024.0 AS read_kb,
+       CAST(SUM(CASE WHEN m = 'read_ops' THEN d ELSE 0 END) AS BIGINT) AS read_ops,
+       SUM(CASE WHEN m = 'write_kb' THEN d ELSE 0 END) / 1024.0 AS write_kb,
+       CAST(SUM(CASE WHEN m = 'write_ops' THEN d ELSE 0 END) AS BIGINT) AS write_ops,
+       CAST(SUM(CASE WHEN m LIKE 'other:%' THEN d ELSE 0 END) AS BIGINT) AS other,
+       CAST(SUM(CASE WHEN m = 'open' THEN d ELSE 0 END) AS BIGINT) AS open,
+       CAST(SUM(CASE WHEN m = 'close' THEN d ELSE 0 END) AS BIGINT) AS close,
+       CAST(SUM(CASE WHEN m = 'mknod' THEN d ELSE 0 END) AS BIGINT) AS mknod,
+       CAST(SUM(CASE WHEN m = 'link' THEN d ELSE 0 END) AS BIGINT) AS link,
+       CAST(SUM(CASE WHEN m = 'unlink' THEN d ELSE 0 END) AS BIGINT) AS unlink,
+       CAST(SUM(CASE WHEN m = 'mkdir' THEN d ELSE 0 END) AS BIGINT) AS mkdir,
+       CAST(SUM(CASE WHEN m = 'rmdir' THEN d ELSE 0 END) AS BIGINT) AS rmdir,
+       CAST(SUM(CASE WHEN m = 'ren' THEN d ELSE 0 END) AS BIGINT) AS ren,
+       CAST(SUM(CASE WHEN m = 'getattr' THEN d ELSE 0 END) AS BIGINT) AS getattr,
+       CAST(SUM(CASE WHEN m = 'setattr' THEN d ELSE 0 END) AS BIGINT) AS setattr,
+       CAST(SUM(CASE WHEN m = 'getxattr' THEN d ELSE 0 END) AS BIGINT) AS getxattr,
+       CAST(SUM(CASE WHEN m = 'setxattr' THEN d ELSE 0 END) AS BIGINT) AS setxattr,
+       CAST(SUM(CASE WHEN m = 'statfs' THEN d ELSE 0 END) AS BIGINT) AS statfs,
+       CAST(SUM(CASE WHEN m = 'sync' THEN d ELSE 0 END) AS BIGINT) AS sync,
+       CAST(SUM(CASE WHEN m = 'sdr' THEN d ELSE 0 END) AS BIGINT) AS sdr,
+       CAST(SUM(CASE WHEN m = 'cdr' THEN d ELSE 0 END) AS BIGINT) AS cdr,
+       CAST(SUM(reset) AS INT) AS resets,
+       to_date(timestamp_seconds(window_slot)) AS date
+FROM clean
+GROUP BY node, fs, window_slot
