@@ -5,8 +5,13 @@
 -- to the grid). The day's first capture is every series' baseline; a series that first
 -- appears later started from zero; a counter that goes down, or whose series' start_time
 -- moved on, was reset (delta = value).
+-- Lustre omits zero counters, so a target (or a whole server) whose counters are all zero
+-- yields no rows at a capture: it was captured but is invisible. A target's previous
+-- capture slot is therefore its server's previous visible capture slot, or, before the
+-- server's first visible capture, the previous capture slot of the site; and the day's
+-- first capture (the baseline) is the site's first capture slot, not the target's.
 WITH captures AS (
-  SELECT target, kind, fs, node, snapshot_time, start_time,
+  SELECT server, target, kind, fs, node, snapshot_time, start_time,
          CAST(FLOOR(unix_micros(snapshot_time) / 1000000 / ${window_s}) * ${window_s} AS BIGINT) AS slot,
          CASE WHEN target LIKE '%-MDT%' THEN 'mdt' ELSE 'ost' END AS side,
          counter, samples, sum
@@ -14,35 +19,43 @@ WITH captures AS (
 ),
 obs AS (SELECT * FROM captures WHERE kind = 'export' AND node IS NOT NULL),
 metric AS (                       -- one row per series value: bytes and ops are two series
-  SELECT target, fs, node, slot, snapshot_time, start_time, side, 'read_kb' AS m,
+  SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'read_kb' AS m,
          CAST(sum AS DOUBLE) AS v
     FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'read_ops', samples
+  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'read_ops', samples
     FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
+  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
     FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'write_ops', samples
+  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'write_ops', samples
     FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side, 'other:' || counter, samples
+  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'other:' || counter, samples
     FROM obs WHERE side = 'ost' AND counter IN ('get_info', 'set_info_async', 'disconnect',
                                                  'destroy', 'punch', 'sync', 'preprw', 'commitrw')
-  UNION ALL SELECT target, fs, node, slot, snapshot_time, start_time, side,
+  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side,
          CASE counter WHEN 'rename' THEN 'ren' WHEN 'samedir_rename' THEN 'sdr'
                       WHEN 'crossdir_rename' THEN 'cdr' ELSE counter END, samples
     FROM obs WHERE side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink',
       'mkdir', 'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs',
       'sync', 'samedir_rename', 'crossdir_rename')
 ),
+site_slots AS (                   -- every capture slot of the site (all servers)
+  SELECT slot, LAG(slot) OVER (ORDER BY slot) AS site_prev,
+         MIN(slot) OVER () AS first_slot
+  FROM (SELECT DISTINCT slot FROM captures)
+),
+server_slots AS (                 -- the slots at which a server had any row
+  SELECT server, slot, LAG(slot) OVER (PARTITION BY server ORDER BY slot) AS server_prev
+  FROM (SELECT DISTINCT server, slot FROM captures)
+),
 slots AS (
-  SELECT target, slot, LAG(slot) OVER (PARTITION BY target ORDER BY slot) AS prev_slot,
-         MIN(slot) OVER (PARTITION BY target) AS first_slot
-  FROM (SELECT DISTINCT target, slot FROM captures)
+  SELECT v.server, v.slot, COALESCE(v.server_prev, g.site_prev) AS prev_slot, g.first_slot
+  FROM server_slots v JOIN site_slots g ON v.slot = g.slot
 ),
 delta AS (
   SELECT m.fs, m.node, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
          m.v, LAG(m.v) OVER w AS prev_v,
          COALESCE(m.start_time > LAG(m.start_time) OVER w, FALSE) AS restarted
-  FROM metric m JOIN slots s ON m.target = s.target AND m.slot = s.slot
+  FROM metric m JOIN slots s ON m.server = s.server AND m.slot = s.slot
   WINDOW w AS (PARTITION BY m.target, m.node, m.m ORDER BY m.snapshot_time)
 ),
 clean AS (

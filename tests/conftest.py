@@ -1,8 +1,13 @@
-"""Shared fixtures: the ../shared real-data folder (skips when absent)."""
+"""Shared fixtures: real Spark (local[2]), a throwaway real MariaDB, ../shared real data."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -22,3 +27,84 @@ def realdata() -> Path:
     if not p.is_dir():
         pytest.skip("../shared/realdata is not beside this clone")
     return p
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One real local[2] SparkSession for the whole run."""
+    from lassi.spark import get_spark
+
+    s = get_spark("lassi-tests", master="local[2]",
+                  extra={"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
+                         "spark.driver.memory": "2g"})
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def warehouse(spark, tmp_path):
+    """An empty warehouse in a fresh directory."""
+    from lassi.warehouse import Warehouse
+
+    return Warehouse(spark, str(tmp_path / "wh"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _mariadb_binary() -> str | None:
+    for name in ("mariadbd", "mysqld"):
+        p = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists()
+                                   else None)
+        if p:
+            return p
+    return None
+
+
+@pytest.fixture(scope="session")
+def mariadb():
+    """A throwaway MariaDB on loopback (own datadir and port), stopped at the end.
+
+    Yields a dict of pymysql connection arguments for the `lassi_test` database.
+    """
+    import pymysql
+
+    server = _mariadb_binary()
+    if server is None:
+        pytest.fail("MariaDB server not installed: run `make test` (it installs mariadb-server)")
+    install = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
+    base = Path(tempfile.mkdtemp(prefix="lassi-mariadb-"))
+    datadir, sock, port = base / "data", base / "mysqld.sock", _free_port()
+    subprocess.run([install, f"--datadir={datadir}", "--auth-root-authentication-method=normal",
+                    "--skip-test-db", "--user=" + os.environ.get("USER", "root")],
+                   check=True, capture_output=True)
+    proc = subprocess.Popen(
+        [server, "--no-defaults", f"--datadir={datadir}", f"--socket={sock}", f"--port={port}",
+         "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={base / 'pid'}",
+         "--user=" + os.environ.get("USER", "root"), f"--log-error={base / 'error.log'}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args = {"host": "127.0.0.1", "port": port, "user": "root", "password": ""}
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = pymysql.connect(**args, connect_timeout=2)
+            break
+        except pymysql.err.OperationalError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log = (base / "error.log").read_text()[-2000:] if (base / "error.log").exists() else ""
+                proc.kill()
+                pytest.fail(f"MariaDB did not start: {log}")
+            time.sleep(0.2)   # polling a starting server; bounded by the deadline
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE lassi_test")
+    conn.close()
+    yield {**args, "database": "lassi_test"}
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(base, ignore_errors=True)

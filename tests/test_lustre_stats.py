@@ -480,20 +480,15 @@ def test_tree_with_dangling_link_and_symlinked_file(tmp_path):
     assert rows == [] and q[0].reason == "dangling symlink" and stats.conserved
 
 
-def test_parse_speed_is_reasonable():
-    """Simple export stats parse at well over 100k lines/s (aim: 300k+)."""
-    import time
-
+def test_many_blocks_all_become_rows():
+    """5,000 export blocks of 6 counters: every counter line is one row (speed is in bench/)."""
     block = ["obdfilter.fs2-OST0001.exports.77@gni1.stats=\n",
              "snapshot_time             1700000000.123456 secs.usecs\n",
              "read_bytes                10 samples [bytes] 4096 1048576 5000000\n",
              "write_bytes               4 samples [bytes] 4096 4096 16384\n"]
     block += [f"{op:<25} 9 samples [reqs]\n" for op in ("punch", "sync", "preprw", "commitrw")]
-    lines = block * 5000
-    t0 = time.perf_counter()
-    _, _, stats = parse_lines(lines, "bench")
-    rate = len(lines) / (time.perf_counter() - t0)
-    assert stats.rows == 30000 and rate > 100_000, rate
+    _, _, stats = parse_lines(block * 5000, "many")
+    assert stats.rows == 30000 and stats.conserved
 
 
 def test_missing_file_is_quarantined_not_raised(tmp_path):

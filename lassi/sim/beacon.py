@@ -82,6 +82,7 @@ MAX_OPEN_CLIENT_FILES = 256
 # node-level columns split over a run's I/O nodes: read_ops, write_ops, then the MDS ops
 _COLS = np.array([IDX["read_ops"], IDX["write_ops"]] + [IDX[c] for c in MDS])
 _MD = slice(2, None)
+_RW = np.array([IDX["read_bytes"], IDX["write_bytes"]])
 MDS_NAMES = [LUSTRE_NAME[c] for c in MDS]
 TRACE_OP = {"open": "OPEN", "close": "CLOSE", "mknod": "CREATE", "link": "LINK",
             "unlink": "UNLINK", "mkdir": "MKDIR", "rmdir": "RMDIR", "rename": "RENAME",
@@ -106,6 +107,9 @@ BACKGROUND_MIX = {"getattr": 0.45, "open": 0.18, "close": 0.18, "statfs": 0.05,
 SIGMA_EXE, SIGMA_WAIT = 0.6, 1.0
 WAIT0 = 5e-5          # an idle server still takes a few tens of µs to pick a request up
 MD_BASE = 2e-4        # metadata round trip to an idle MDS
+# log-normal bucket probabilities are tabulated over ln(mean) (2 % steps, 0.1 µs .. 1 day)
+_LN_LO, _LN_HI, _LN_STEP = math.log(1e-7), math.log(1e5), 0.02
+_SIG_COL = np.array([0, 1, 0, 1, 0, 1])     # exe, wait per server line
 
 
 # --- small helpers ----------------------------------------------------------------------------
@@ -150,6 +154,11 @@ def _wait_factor(rho: np.ndarray) -> np.ndarray:
     r = np.clip(rho, 0.0, None)
     low = r / (1.0 - np.minimum(r, 0.95))
     return np.where(r <= 0.95, low, 19.0 + 400.0 * (r - 0.95))
+
+
+def _wait_scalar(rho: float) -> float:
+    r = max(rho, 0.0)
+    return r / (1.0 - r) if r <= 0.95 else 19.0 + 400.0 * (r - 0.95)
 
 
 def _user_no(user: str) -> int:
@@ -201,8 +210,8 @@ class _ClientFiles(DayFiles):
 class _RunState:
     """Per-run mapping arrays and phase state, built when the run first does I/O."""
 
-    __slots__ = ("run", "n", "i0", "i1", "fwd_u", "fwd_onehot", "fwd_share", "pair_node",
-                 "pair_j", "pair_k", "key_f", "key_o", "key_onehot", "fs_i", "amp", "io_segs",
+    __slots__ = ("run", "n", "ar", "bnd", "fwd_u", "fwd_share", "pair_node",
+                 "pair_j", "pair_k", "key_f", "key_o", "key_inv", "fs_i", "amp", "io_segs",
                  "phase", "seg", "cum", "traced", "ips", "rels", "ms", "fds", "paths",
                  "cursor", "open_files")
 
@@ -236,6 +245,9 @@ class BeaconWriter:
         self.edges = np.array(site.data.get("latency_buckets_s",
                                             [0, 1e-3, 1e-2, 0.1, 1, 10, 100, 1000]), float)
         self.edges[0] = 0.0
+        grid = np.exp(_LN_LO + _LN_STEP * np.arange(int((_LN_HI - _LN_LO) / _LN_STEP) + 1))
+        self.table = np.stack([_lognormal_buckets(grid, np.full(grid.shape, sig), self.edges)
+                               for sig in (SIGMA_EXE, SIGMA_WAIT)])
         self.fwds = list(site.fwd_nodes)
         self.fwd_ips = [site.fwd_ip(f) for f in self.fwds]
         nf = len(self.fwds)
@@ -266,6 +278,7 @@ class BeaconWriter:
         self.served = np.zeros((nf, 6), dtype=np.int64)
         self.q_sum = np.zeros(nf)
         self.q_steps = 0
+        self.samples = 0
         self.bg_rate = {s: r * float(self.rng.uniform(0.8, 1.2)) for s, r in BACKGROUND.items()}
         self.bg = {(m, s): np.zeros(len(MDS), dtype=np.int64)
                    for m in self.mds_hosts for s in BACKGROUND}
@@ -285,8 +298,7 @@ class BeaconWriter:
         self.engine = None
         self.next_sample = 0.0
         self.minute = None
-        self.min_fwd = np.zeros((nf, 2), dtype=np.int64)
-        self.min_ost = np.zeros((no, 2), dtype=np.int64)
+        self.lc_min = self.lc.copy()
         self.bw_fwd: dict[str, list] = defaultdict(list)
         self.bw_ost: dict[str, list] = defaultdict(list)
         self.daily: dict[str, dict[str, np.ndarray]] = {}
@@ -316,21 +328,26 @@ class BeaconWriter:
         self.q_steps += 1
         if not runs:
             return
-        nf = len(self.fwds)
         day = self._day(t)
         tot = self._daily(day)
-        acc = _StepAcc(nf)
+        rw = counts[:, _RW]
+        tot["compute"] += rw.sum(axis=0)
+        md_run = counts[:, _COLS[_MD]].sum(axis=1)
+        acc = _StepAcc(len(self.fwds))
         md_fs = np.zeros(len(self.fs_names))
-        for run, vec in zip(runs, counts, strict=True):
+        for i, run in enumerate(runs):
             st = self._state(run)
             phase = len(self.engine.truth[run.run_no].phases)
             if phase != st.phase:
                 self._new_phase(st, phase, t)
             self._demand(st, acc)
+            vec = counts[i]
             if not vec.any():
                 continue
-            self._run_step(st, vec, t, day, tot, acc)
-            md_fs[st.fs_i] += float(vec[_COLS[_MD]].sum())
+            if st.traced:
+                tot["compute_traced"] += rw[i]
+            md_fs[st.fs_i] += md_run[i]
+            self._run_step(st, vec, t, day, acc)
         self._latency(t, acc, md_fs)
 
     def end(self, t: float) -> None:
@@ -352,14 +369,13 @@ class BeaconWriter:
         site = self.site
         st = _RunState()
         st.run = run
-        nodes = list(run.io_nodes)
+        nodes = sorted(run.io_nodes)       # sorted: each forwarding node's group is contiguous
         n = st.n = len(nodes)
-        st.i0 = np.arange(n, dtype=np.int64)[:, None]
-        st.i1 = st.i0 + 1
+        st.ar = np.arange(n + 1, dtype=np.int64)
         fwd_of = np.array(nodes, dtype=np.int64) // self.per_fwd
-        st.fwd_u, inv = np.unique(fwd_of, return_inverse=True)
-        st.fwd_onehot = (inv[None, :] == np.arange(len(st.fwd_u))[:, None]).astype(np.int64)
-        st.fwd_share = np.bincount(inv, minlength=len(st.fwd_u)) / n
+        st.fwd_u, first, cnt = np.unique(fwd_of, return_index=True, return_counts=True)
+        st.bnd = np.append(first, n).astype(np.int64)[:, None]
+        st.fwd_share = cnt / n
         base = self.ost_base[run.app.fs]
         pn, pj, pk, po = [], [], [], []
         for i, node in enumerate(nodes):
@@ -375,7 +391,7 @@ class BeaconWriter:
         keys = fwd_of[st.pair_node] * len(self.ost_names) + np.array(po, dtype=np.int64)
         uk, kinv = np.unique(keys, return_inverse=True)
         st.key_f, st.key_o = np.divmod(uk, len(self.ost_names))
-        st.key_onehot = (kinv[None, :] == np.arange(len(uk))[:, None]).astype(np.int64)
+        st.key_inv = kinv
         st.fs_i = self.fs_names.index(run.app.fs)
         st.amp = float(run.app.archetype.read_amplification)
         st.io_segs = [s for s in run.plan if s.kind != "compute"]
@@ -463,98 +479,84 @@ class BeaconWriter:
         acc.dem_n[st.fwd_u] += share
         acc.dem_w[st.fwd_u] += share * e1
 
-    def _run_step(self, st: _RunState, vec: np.ndarray, t: float, day: str, tot: dict,
+    def _run_step(self, st: _RunState, vec: np.ndarray, t: float, day: str,
                   acc: _StepAcc) -> None:
         seg = st.seg
         size = int(seg.reqsize)
+        n = st.n
         old = st.cum.copy()
         st.cum += vec[_COLS]
-        if st.n == 1:
-            d = (st.cum - old)[None, :]
-        else:
-            n = st.n
-            new = st.cum[None, :]
-            d = (new * st.i1 // n - new * st.i0 // n) - (old[None, :] * st.i1 // n
-                                                        - old[None, :] * st.i0 // n)
-        per_fwd = st.fwd_onehot @ d                    # (fwd, cols)
+        new = st.cum
+        b = st.bnd
+        # per forwarding node: the cumulative split telescopes over each contiguous group
+        per_fwd = np.diff(new[None, :] * b // n - old[None, :] * b // n, axis=0)
         f = st.fwd_u
-        # compute side
-        rb, wb = int(vec[IDX["read_bytes"]]), int(vec[IDX["write_bytes"]])
-        tot["compute"] += (rb, wb)
-        if st.traced:
-            tot["compute_traced"] += (rb, wb)
-        # metadata through the forwarding nodes to the MDS
         md = per_fwd[:, _MD]
         if md.any():
+            md_n = md.sum(axis=1)
             self.md[st.fs_i, f] += md
-            acc.srv[f, 0] += md.sum(axis=1)
+            acc.srv[f, 0] += md_n
             if seg.kind != "meta":
-                acc.dem_meta[f] += md.sum(axis=1)
-        ops = d[:, 0] + d[:, 1]
-        if ops.any():
+                acc.dem_meta[f] += md_n
+        data = []
+        for c in (0, 1):
+            if new[c] != old[c]:
+                a = st.ar
+                data.append((c, np.diff(new[c] * a // n - old[c] * a // n)))
+        if data:
             e1 = self.threads / self.fwd_iops + size * self.threads / self.fwd_bw
-            acc.srv[f, 1] += per_fwd[:, 0]
-            acc.srv[f, 2] += per_fwd[:, 1]
+            acc.srv[f, 1:] += per_fwd[:, :2]
             acc.srv_w[f, 0] += per_fwd[:, 0] * (e1 + size * (st.amp - 1) * self.threads
                                                 / self.fwd_bw)
             acc.srv_w[f, 1] += per_fwd[:, 1] * e1
-            self._lustre(st, d, size, t, day, tot)
+            self._lustre(st, data, size, t)
         if st.traced:
-            self._trace(st, d, size, t, day)
+            if seg.kind == "meta":
+                a = st.ar[:, None]
+                d = np.diff(new[None, _MD] * a // n - old[None, _MD] * a // n, axis=0)
+                self._trace_meta(st, d, t, day)
+            else:
+                self._trace_data(st, data, size, t, day)
 
-    def _lustre(self, st: _RunState, d: np.ndarray, size: int, t: float, day: str,
-                tot: dict) -> None:
+    def _lustre(self, st: _RunState, data: list, size: int, t: float) -> None:
         """Split each node's requests over its OSTs; add the (fwd, OST) traffic."""
         k = st.pair_k
         shift = int(t)
-        out = np.zeros((len(st.key_f), 2), dtype=np.int64)
-        for c in (0, 1):
-            node_ops = d[st.pair_node, c]
-            if not node_ops.any():
-                continue
-            q, r = np.divmod(node_ops, k)
+        nk = len(st.key_f)
+        out = np.zeros((nk, 2), dtype=np.int64)
+        for c, node_ops in data:
+            q, r = np.divmod(node_ops[st.pair_node], k)
             po = q + (((st.pair_j + shift) % k) < r)
-            out[:, c] = st.key_onehot @ po
+            out[:, c] = np.bincount(st.key_inv, weights=po, minlength=nk).astype(np.int64)
         if st.amp != 1.0 and out[:, 0].any():
             out[:, 0] = np.rint(out[:, 0] * st.amp).astype(np.int64)
         rpc_per = -(-size // RPC_MAX)
         pages_per = -(-size // PAGE)
-        upd = np.empty((len(st.key_f), 5), dtype=np.int64)
-        upd[:, 0] = out[:, 0] * rpc_per
-        upd[:, 1] = out[:, 1] * rpc_per
+        upd = np.empty((nk, 5), dtype=np.int64)
+        upd[:, :2] = out * rpc_per
         upd[:, 2] = (out[:, 0] + out[:, 1]) * pages_per
-        upd[:, 3] = out[:, 0] * size
-        upd[:, 4] = out[:, 1] * size
+        upd[:, 3:] = out * size
         self.lc[st.key_f, st.key_o] += upd
         self.touched[st.key_f, st.key_o] = True
-        np.add.at(self.min_fwd, st.key_f, upd[:, 3:5])
-        np.add.at(self.min_ost, st.key_o, upd[:, 3:5])
-        s = upd[:, 3:5].sum(axis=0)
-        tot["forwarding"] += s
-        tot["ost"] += s
 
-    def _trace(self, st: _RunState, d: np.ndarray, size: int, t: float, day: str) -> None:
-        seg = st.seg
+    def _trace_data(self, st: _RunState, data: list, size: int, t: float, day: str) -> None:
         base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
-        if seg.kind == "meta":
-            md = d[:, _MD]
-            for i in np.flatnonzero(md.any(axis=1)):
-                fh = self.cfiles.get(st.rels[i], day)
-                ip, fd, path, ms = st.ips[i], st.fds[i], st.paths[i], st.ms[i]
-                lines = [f"{ip} {base}.{ms + 2 + j:03d}Z {_TRACE_OPS[j]} {fd} path={path} "
-                         f"count={c}\n" for j, c in enumerate(md[i].tolist()) if c]
-                fh.write("".join(lines))
-            return
-        for c, op in ((0, "READ"), (1, "WRITE")):
-            ops = d[:, c]
-            if not ops.any():
-                continue
+        for c, ops in data:
+            op = ("READ", "WRITE")[c]
             offs = st.cursor.copy()
             st.cursor += ops * size
             for i in np.flatnonzero(ops).tolist():
                 self.cfiles.get(st.rels[i], day).write(
                     f"{st.ips[i]} {base}.{st.ms[i] + 2 + c:03d}Z {op} {st.fds[i]} "
                     f"{int(offs[i])} {size} {int(ops[i])}\n")
+
+    def _trace_meta(self, st: _RunState, md: np.ndarray, t: float, day: str) -> None:
+        base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
+        for i in np.flatnonzero(md.any(axis=1)).tolist():
+            ip, fd, path, ms = st.ips[i], st.fds[i], st.paths[i], st.ms[i]
+            lines = [f"{ip} {base}.{ms + 2 + j:03d}Z {_TRACE_OPS[j]} {fd} path={path} "
+                     f"count={c}\n" for j, c in enumerate(md[i].tolist()) if c]
+            self.cfiles.get(st.rels[i], day).write("".join(lines))
 
     # forwarding-node latency ---------------------------------------------------------------
     def _latency(self, t: float, acc: _StepAcc, md_fs: np.ndarray) -> None:
@@ -563,31 +565,33 @@ class BeaconWriter:
             if a <= t < b:
                 slow[fi] *= factor
         mds_rho = float(np.max((md_fs + self.bg_total_rate) / self.mds_peak))
-        e_md = self.threads / self.fwd_iops + MD_BASE * (1.0 + float(_wait_factor(
-            np.array(min(mds_rho, 2.0)))))
+        e_md = self.threads / self.fwd_iops + MD_BASE * (1.0 + _wait_scalar(min(mds_rho, 2.0)))
         work = (acc.dem_w + acc.dem_meta * e_md) / slow
         lam = acc.dem_n + acc.dem_meta
-        rho = work / self.threads
-        e_bar = np.where(lam > 0, work / np.maximum(lam, 1e-12), 0.0)
-        wait = WAIT0 + e_bar * _wait_factor(rho)
+        e_bar = work / np.maximum(lam, 1e-12)
+        wait = WAIT0 + e_bar * _wait_factor(work / self.threads)
         self.q_sum += lam * wait
         if not acc.srv.any():
             return
-        e_meta = np.full(len(self.fwds), e_md) / slow
-        n_rw = np.maximum(acc.srv[:, 1:], 1)
-        e_rw = acc.srv_w / n_rw / slow[:, None]
-        means = np.stack([e_meta, wait, e_rw[:, 0], wait, e_rw[:, 1], wait], axis=1)
-        sig = np.array([SIGMA_EXE, SIGMA_WAIT] * 3)
-        p = _lognormal_buckets(means, np.broadcast_to(sig, means.shape), self.edges)
+        e_rw = acc.srv_w / np.maximum(acc.srv[:, 1:], 1) / slow[:, None]
+        means = np.stack([e_md / slow, wait, e_rw[:, 0], wait, e_rw[:, 1], wait], axis=1)
+        p = self._buckets(means)
         n = np.repeat(acc.srv, 2, axis=1)
         self.mass += p * n[..., None]
         self.served += n
+
+    def _buckets(self, means: np.ndarray) -> np.ndarray:
+        """Bucket probabilities (F, 6, 8) of exe/wait log-normals with these means (F, 6)."""
+        idx = np.rint((np.log(np.maximum(means, 1e-300)) - _LN_LO) / _LN_STEP).astype(np.int64)
+        np.clip(idx, 0, self.table.shape[1] - 1, out=idx)
+        return self.table[_SIG_COL[None, :], idx]
 
     # samples -------------------------------------------------------------------------------
     def _sample(self, g: float) -> None:
         self._sample_server(g)
         self._sample_lustre(g)
         self._sample_mds(g)
+        self.samples += 1
 
     def _stamp(self, layer: str, host: str, g: float) -> tuple[int, str, str]:
         ms = int(round(g * 1000)) + self.jitter[(layer, host)]
@@ -650,7 +654,8 @@ class BeaconWriter:
                         f"{n}={c}" for n, c in zip(MDS_NAMES, v.tolist(), strict=True)))
             for src, rate in self.bg_rate.items():
                 v = self.bg[(mds, src)]
-                v += self.rng.poisson(rate * self.sample_s * self.bg_mix)
+                if self.samples:        # the background of the interval before this sample
+                    v += self.rng.poisson(rate * self.sample_s * self.bg_mix)
                 lines.append(f"{src} {iso} " + " ".join(
                     f"{n}={c}" for n, c in zip(MDS_NAMES, v.tolist(), strict=True)))
             self.files.get(f"mds/{mds}", day).write("\n".join(lines) + "\n")
@@ -670,14 +675,23 @@ class BeaconWriter:
         return d
 
     def _flush_minute(self) -> None:
+        """Per-minute bandwidth of every forwarding node and OST, and the daily totals."""
         if self.minute is None:
+            self.lc_min = self.lc.copy()
+            return
+        d = (self.lc - self.lc_min)[..., 3:5]
+        self.lc_min = self.lc.copy()
+        if not d.any():
             return
         stamp = dt.datetime.fromtimestamp(self.minute, dt.timezone.utc).isoformat()
-        for arr, names, out in ((self.min_fwd, self.fwds, self.bw_fwd),
-                                (self.min_ost, self.ost_names, self.bw_ost)):
+        by_fwd, by_ost = d.sum(axis=1), d.sum(axis=0)
+        tot = self._daily(self._day(self.minute))
+        tot["forwarding"] += by_fwd.sum(axis=0)
+        tot["ost"] += by_ost.sum(axis=0)
+        for arr, names, out in ((by_fwd, self.fwds, self.bw_fwd),
+                                (by_ost, self.ost_names, self.bw_ost)):
             for i in np.flatnonzero(arr.any(axis=1)).tolist():
                 out[names[i]].append([stamp, round(arr[i, 0] / 60, 1), round(arr[i, 1] / 60, 1)])
-            arr[:] = 0
 
     def truth_extra(self) -> dict:
         """Ground truth of the Beacon layers, merged into truth.json."""

@@ -164,7 +164,7 @@ class Engine:
         self._fit_solo(a)
         return a
 
-    def _fit_solo(self, a: _Active, ceiling: float = 0.8) -> None:
+    def _fit_solo(self, a: _Active, ceiling: float = 1.0) -> None:
         """Cap each I/O segment's rate so the run alone loads no resource beyond `ceiling`.
 
         The plan's durations then are the true solo times: any later slowdown is caused

@@ -1,0 +1,42 @@
+# Two commands from a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint java mariadb venv clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+java:
+	@command -v java >/dev/null 2>&1 || { echo "installing Java 17 (apt)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -q openjdk-17-jre-headless; }
+
+mariadb:
+	@command -v mariadbd >/dev/null 2>&1 || test -x /usr/sbin/mariadbd || { \
+	  echo "installing MariaDB server (apt)"; $(SUDO) apt-get update -q && \
+	  $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server; }
+
+demo: java venv
+	$(VENV)/bin/lassi demo --dir demo
+
+test: java mariadb venv
+	$(PY) -m pytest -q
+
+bench: java venv
+	$(PY) bench/run.py
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf demo warehouse .pytest_cache

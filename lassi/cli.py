@@ -1,0 +1,224 @@
+"""`lassi`: the one command line. Every failure is one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+from lassi import __version__
+
+EXIT_USAGE, EXIT_FAIL, EXIT_LATER = 2, 1, 3
+
+
+class CliError(Exception):
+    """A user-facing error: printed as `lassi: error: <message>`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        self.exit(EXIT_USAGE, f"lassi: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _common(p: argparse.ArgumentParser, site: bool = True) -> None:
+    p.add_argument("--warehouse", default=os.environ.get("LASSI_WAREHOUSE", "./warehouse"),
+                   help="warehouse root: a directory or Hadoop URI (default ./warehouse)")
+    if site:
+        p.add_argument("--site", default=os.environ.get("LASSI_SITE", "archer"),
+                       help="site name (conf/sites/NAME.yaml) or YAML path (default archer)")
+        p.add_argument("--nodes", type=_positive, default=None,
+                       help="scale the site to this many compute nodes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="lassi", description="Offline analytics for supercomputer I/O "
+                "(LASSi + Beacon + TOKIO + SIOX) on Spark and Parquet.")
+    p.add_argument("--version", action="version", version=f"lassi {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("simulate", help="simulate site-days of raw monitoring files + truth.json")
+    s.add_argument("--site", default="archer", help="archer | taihulight | YAML path")
+    s.add_argument("--date", type=_date, required=True, help="first day (YYYY-MM-DD)")
+    s.add_argument("--days", type=_positive, default=1)
+    s.add_argument("--nodes", type=_positive, default=None, help="compute nodes (scales the site)")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", required=True, help="folder for the raw files")
+    s.add_argument("--fault", action="append", default=None, metavar="KIND:NAME:FACTOR:HH:MM-HH:MM",
+                   help="inject a slow component (repeatable; 'none' for no faults)")
+    s.add_argument("--gzip", action="store_true", help="write .gz files")
+    s.add_argument("--traced-fraction", type=float, default=1.0,
+                   help="share of jobs with LWFS client traces (forwarding sites)")
+
+    from ingest.runner import SOURCES
+
+    i = sub.add_parser("ingest", help="raw files -> Parquet raw_* tables (+ quarantine)")
+    g = i.add_mutually_exclusive_group(required=True)
+    g.add_argument("--source", choices=SOURCES, help="one source, with --input")
+    g.add_argument("--raw", help="a folder written by `lassi simulate` or a site collector")
+    i.add_argument("--input", nargs="+", help="files or directories (with --source)")
+    i.add_argument("--date", type=_date, help="date of the data (required with --raw)")
+    _common(i)
+
+    r = sub.add_parser("run", help="run analysis stages")
+    r.add_argument("what", choices=["daily"], help="daily: every stage for one date")
+    r.add_argument("--date", type=_date, required=True)
+    _common(r)
+
+    rep = sub.add_parser("report", help="HTML + PNG reports")
+    rep.add_argument("what", choices=["daily"])
+    rep.add_argument("--date", type=_date)
+    rep.add_argument("--from", dest="date_from", type=_date)
+    rep.add_argument("--to", dest="date_to", type=_date)
+    rep.add_argument("--out", default="./reports")
+    _common(rep)
+
+    e = sub.add_parser("evaluate", help="detection quality against simulator truth")
+    e.add_argument("--truth", required=True)
+    e.add_argument("--date", type=_date, required=True)
+    _common(e)
+
+    q = sub.add_parser("sql", help="run Spark SQL; every table is a view")
+    q.add_argument("query")
+    q.add_argument("--limit", type=_positive, default=50)
+    _common(q, site=False)
+
+    d = sub.add_parser("demo", help="what `make demo` runs: simulate, ingest, daily run, report")
+    d.add_argument("--site", default="archer")
+    d.add_argument("--nodes", type=_positive, default=256)
+    d.add_argument("--date", type=_date, default=dt.date(2017, 10, 10))
+    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--dir", default="./demo", help="where raw files, warehouse and report go")
+    return p
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def _site(args):
+    from lassi.config import load_site
+
+    return load_site(args.site, nodes=getattr(args, "nodes", None))
+
+
+def _warehouse(args, app: str):
+    from lassi.spark import get_spark
+    from lassi.warehouse import Warehouse
+
+    return Warehouse(get_spark(f"lassi {app}"), args.warehouse)
+
+
+def cmd_simulate(args) -> int:
+    from lassi.sim.runner import simulate
+
+    site = _site(args)
+    res = simulate(site, args.date, args.days, args.seed, Path(args.out), faults=args.fault,
+                   gz=args.gzip, traced_fraction=args.traced_fraction)
+    print(f"simulated {res['runs']} runs at {site.name} ({len(site.compute_nodes)} nodes), "
+          f"{res['slowed']} slowed; raw files and truth.json in {res['out']}")
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from ingest.runner import ingest_raw, ingest_source
+
+    site = _site(args)
+    if args.raw:
+        if args.date is None:
+            raise CliError("--raw needs --date")
+        if not Path(args.raw).is_dir():
+            raise CliError(f"no such raw folder: {args.raw}")
+        wh = _warehouse(args, "ingest")
+        stats = ingest_raw(wh.spark, wh, site, Path(args.raw), args.date)
+    else:
+        if not args.input:
+            raise CliError("--source needs --input PATH [PATH ...]")
+        for p in args.input:
+            if not Path(p).exists():
+                raise CliError(f"no such file or directory: {p}")
+        wh = _warehouse(args, "ingest")
+        stats = [ingest_source(wh.spark, wh, site, args.source, args.input, args.date)]
+    for st in stats:
+        print(st.summary())
+    return 0
+
+
+def cmd_run(args) -> int:
+    from lassi.daily import run_daily
+
+    site = _site(args)
+    wh = _warehouse(args, "daily")
+    for line in run_daily(wh, site, args.date):
+        print(line)
+    return 0
+
+
+def cmd_sql(args) -> int:
+    from lassi.schemas import TABLES
+
+    wh = _warehouse(args, "sql")
+    for t in TABLES:
+        wh.read(t).createOrReplaceTempView(t)
+    df = wh.spark.sql(args.query)
+    print(df.limit(args.limit).toPandas().to_string(index=False))
+    return 0
+
+
+def cmd_later(issue: int):
+    def run(args) -> int:
+        raise CliError(f"`lassi {args.cmd}` arrives with issue #{issue}; not available yet")
+    return run
+
+
+def cmd_demo(args) -> int:
+    from lassi.demo import demo
+
+    for line in demo(args.site, args.nodes, args.date, args.seed, Path(args.dir)):
+        print(line)
+    return 0
+
+
+COMMANDS = {"simulate": cmd_simulate, "ingest": cmd_ingest, "run": cmd_run, "sql": cmd_sql,
+            "report": cmd_later(3), "evaluate": cmd_later(5), "demo": cmd_demo}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `lassi` console command."""
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.cmd](args)
+    except CliError as exc:
+        print(f"lassi: error: {exc}", file=sys.stderr)
+        return EXIT_LATER if "arrives with issue" in str(exc) else EXIT_FAIL
+    except (ValueError, FileNotFoundError, KeyError, OSError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"lassi: error: {msg}", file=sys.stderr)
+        return EXIT_FAIL
+    except Exception as exc:  # Spark analysis errors and the like: one line, no traceback
+        if os.environ.get("LASSI_DEBUG"):
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"lassi: error: {type(exc).__name__}: {msg[:300]}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The command line: --help everywhere, one-line errors, non-zero exits, no tracebacks."""
+
+import subprocess
+import sys
+
+import pytest
+
+from lassi.cli import main
+
+SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo"]
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS)
+def test_every_subcommand_has_help(cmd, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([cmd, "--help"])
+    assert exc.value.code == 0
+    assert "usage: lassi " + cmd in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "daily", "--date", "2017-02-30"], "not a date"),
+    (["ingest", "--source", "nosuch", "--input", "x"], "invalid choice"),
+    (["simulate", "--date", "2017-10-10"], "--out"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_usage_errors_are_one_line(argv, needle, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and needle in err and len(err.splitlines()) == 1
+
+
+def test_wrong_path_is_one_line(capsys, tmp_path):
+    rc = main(["ingest", "--source", "lustre", "--input", str(tmp_path / "missing")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err == [f"lassi: error: no such file or directory: {tmp_path / 'missing'}"]
+
+
+def test_unknown_site_is_one_line(capsys, tmp_path):
+    rc = main(["simulate", "--site", "mars", "--date", "2017-10-10", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "unknown site 'mars'" in err[0]
+
+
+def test_later_subcommands_say_so(capsys):
+    rc = main(["evaluate", "--truth", "t.json", "--date", "2017-10-10"])
+    assert rc == 3 and "issue #5" in capsys.readouterr().err
+
+
+def test_console_script_exits_nonzero_without_traceback(tmp_path):
+    exe = [sys.executable, "-m", "lassi.cli", "ingest", "--raw", str(tmp_path / "x"),
+           "--date", "2017-10-10"]
+    p = subprocess.run(exe, capture_output=True, text=True)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == f"lassi: error: no such raw folder: {tmp_path / 'x'}"

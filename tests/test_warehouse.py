@@ -1,0 +1,66 @@
+"""Warehouse: partitioned by date, reruns replace exactly their date, swaps are atomic."""
+
+import datetime as dt
+
+import pytest
+from pyspark.testing import assertDataFrameEqual
+
+from lassi.warehouse import Warehouse
+
+D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
+NOW = dt.datetime(2024, 1, 3)
+
+
+def q(line: int, d: dt.date, reason: str = "bad") -> tuple:
+    return ("lustre", "f.txt", line, f"raw {line}", reason, NOW, d)
+
+
+def test_rerun_of_a_date_leaves_one_copy_and_other_dates_alone(warehouse):
+    warehouse.write_rows([q(1, D1), q(2, D1), q(3, D2)], "quarantine")
+    warehouse.write_rows([q(1, D1), q(2, D1)], "quarantine")     # rerun of D1 only
+    assert warehouse.dates("quarantine") == [D1, D2]
+    got = warehouse.read("quarantine").orderBy("line_no")
+    want = warehouse.spark.createDataFrame([q(1, D1), q(2, D1), q(3, D2)], got.schema)
+    assertDataFrameEqual(got, want)
+
+
+def test_rerun_that_finds_nothing_empties_its_date(warehouse):
+    warehouse.write_rows([q(1, D1), q(3, D2)], "quarantine")
+    warehouse.write_rows([], "quarantine", dates=[D1])
+    assert warehouse.dates("quarantine") == [D2]
+    assert warehouse.read("quarantine", [D1]).count() == 0
+
+
+def test_reading_an_empty_table_gives_its_schema(warehouse):
+    df = warehouse.read("node_window", [D1])
+    assert df.count() == 0 and "read_kb" in df.columns and "date" in df.columns
+
+
+class _KilledMidSwap(Warehouse):
+    """Dies after moving the old partition aside, before the new one is in place."""
+
+    def _swap(self, table, d, staged, token):
+        live = self.partition_path(table, d)
+        trash = f"{self.root}/_trash/{table}/date={d.isoformat()}.{token}"
+        self._fs.mkdirs(self._p(f"{self.root}/_trash/{table}"))
+        self._fs.rename(self._p(live), self._p(trash))
+        raise KeyboardInterrupt("killed")
+
+
+def test_killed_write_leaves_old_partition(spark, tmp_path):
+    root = str(tmp_path / "wh")
+    Warehouse(spark, root).write_rows([q(1, D1), q(2, D1)], "quarantine")
+    with pytest.raises(KeyboardInterrupt):
+        _KilledMidSwap(spark, root).write_rows([q(9, D1, "new")], "quarantine")
+    fresh = Warehouse(spark, root)
+    rows = sorted(r.line_no for r in fresh.read("quarantine", [D1]).collect())
+    assert rows == [1, 2]
+    fresh.write_rows([q(9, D1, "new")], "quarantine")    # and the next write works
+    assert [r.line_no for r in fresh.read("quarantine", [D1]).collect()] == [9]
+
+
+def test_unknown_table_and_bad_date(warehouse):
+    with pytest.raises(KeyError, match="unknown table"):
+        warehouse.read("no_such_table")
+    with pytest.raises(ValueError, match="not a date"):
+        warehouse.read("quarantine", ["2024-13-01"])
