@@ -36,5 +36,6 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path]:
             yield p
             continue
         for child in sorted(p.rglob("*")):
-            if child.is_file() and not any(part.startswith(".") for part in child.relative_to(p).parts):
+            hidden = any(part.startswith(".") for part in child.relative_to(p).parts)
+            if child.is_file() and not hidden:
                 yield child

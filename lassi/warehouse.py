@@ -95,7 +95,8 @@ class Warehouse:
                 .parquet(*paths).select(*schema.fieldNames()))
 
     # writing -----------------------------------------------------------------------------
-    def write(self, df: DataFrame, table: str, dates: Iterable[DateLike] | None = None) -> list[dt.date]:
+    def write(self, df: DataFrame, table: str,
+              dates: Iterable[DateLike] | None = None) -> list[dt.date]:
         """Replace the date partitions of `table` with the rows of `df`, atomically each.
 
         `dates` names the partitions this write owns: those without rows in `df` are
@@ -121,7 +122,8 @@ class Warehouse:
         self._fs.delete(self._p(staging), True)
         return sorted(owned)
 
-    def write_rows(self, rows: list, table: str, dates: Iterable[DateLike] | None = None) -> list[dt.date]:
+    def write_rows(self, rows: list, table: str,
+                   dates: Iterable[DateLike] | None = None) -> list[dt.date]:
         """Write Python rows (tuples/dicts in schema order, with `date`) to `table`."""
         df = self.spark.createDataFrame(rows, schema_of(table))
         return self.write(df, table, dates)

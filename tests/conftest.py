@@ -94,7 +94,8 @@ def mariadb():
             break
         except pymysql.err.OperationalError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                log = (base / "error.log").read_text()[-2000:] if (base / "error.log").exists() else ""
+                err = base / "error.log"
+                log = err.read_text()[-2000:] if err.exists() else ""
                 proc.kill()
                 pytest.fail(f"MariaDB did not start: {log}")
             time.sleep(0.2)   # polling a starting server; bounded by the deadline

@@ -20,7 +20,7 @@ import numpy as np
 
 from lassi.config import Site
 from lassi.hostlist_fmt import compress_ranges
-from lassi.sim.counters import COUNTERS, DATA, IDX, LUSTRE_NAME, MDS, N, OSS_OTHER
+from lassi.sim.counters import COUNTERS, DATA, IDX, LUSTRE_NAME, MDS, OSS_OTHER, N
 from lassi.sim.rawfiles import DayFiles, day_of
 from lassi.sim.workload import Run
 
@@ -56,6 +56,7 @@ class LustreCaptureWriter:
         self.baseline: dict[tuple[str, str], np.ndarray] = {}
         self.started: dict[tuple[str, str], float] = {}   # when each export's stats began
         self.now = 0.0
+        self.totals: dict[str, np.ndarray] = {}
         self.jitter = {s: float(rng.uniform(0.001, 0.9)) for f in site.filesystems
                        for s in f.osses + [f.mds]}
 
@@ -143,6 +144,8 @@ class LustreCaptureWriter:
         return parts
 
     def _add(self, key: tuple[str, str], v: np.ndarray, size: int) -> None:
+        if key[0] in self.totals:
+            self.totals[key[0]] += v
         cur = self.state.get(key)
         if cur is None:
             self.state[key] = v.copy()
@@ -191,10 +194,14 @@ class LustreCaptureWriter:
             self.reset_at = None
 
     def _total(self, target: str) -> np.ndarray:
-        tot = np.zeros(N, dtype=np.int64)
-        for (tg, _nid), v in self.state.items():
-            if tg == target:
-                tot += v
+        """Whole-target counters: the sum over its exports, kept up to date by `_add`."""
+        tot = self.totals.get(target)
+        if tot is None:
+            tot = np.zeros(N, dtype=np.int64)
+            for (tg, _nid), v in self.state.items():
+                if tg == target:
+                    tot += v
+            self.totals[target] = tot
         return tot
 
     def _reset_one(self, t: float) -> None:
@@ -205,6 +212,7 @@ class LustreCaptureWriter:
         key = oss_keys[int(self.rng.integers(0, len(oss_keys)))]
         self.state[key] = np.zeros(N, dtype=np.int64)
         self.started[key] = t + 0.5
+        self.totals.pop(key[0], None)   # recomputed at the next capture
         self.resets.append({"target": key[0], "nid": key[1], "after_capture": t})
 
     @staticmethod

@@ -146,7 +146,8 @@ def _lognormal_buckets(mean: np.ndarray, sigma: np.ndarray, edges: np.ndarray) -
     cdf = _ncdf((np.log(edges[1:]) - mu[..., None]) / sigma[..., None])
     zeros = np.zeros(mean.shape + (1,))
     ones = np.ones(mean.shape + (1,))
-    return np.diff(np.concatenate([zeros, cdf, ones], axis=-1), axis=-1)
+    p = np.clip(np.diff(np.concatenate([zeros, cdf, ones], axis=-1), axis=-1), 0.0, None)
+    return p / p.sum(axis=-1, keepdims=True)
 
 
 def _wait_factor(rho: np.ndarray) -> np.ndarray:
@@ -210,7 +211,7 @@ class _ClientFiles(DayFiles):
 class _RunState:
     """Per-run mapping arrays and phase state, built when the run first does I/O."""
 
-    __slots__ = ("run", "n", "ar", "bnd", "fwd_u", "fwd_share", "pair_node",
+    __slots__ = ("run", "n", "ar", "lo", "m", "fwd_u", "fwd_share", "pair_node",
                  "pair_j", "pair_k", "key_f", "key_o", "key_inv", "fs_i", "amp", "io_segs",
                  "phase", "seg", "cum", "traced", "ips", "rels", "ms", "fds", "paths",
                  "cursor", "open_files")
@@ -371,10 +372,11 @@ class BeaconWriter:
         st.run = run
         nodes = sorted(run.io_nodes)       # sorted: each forwarding node's group is contiguous
         n = st.n = len(nodes)
-        st.ar = np.arange(n + 1, dtype=np.int64)
+        st.ar = np.arange(n, dtype=np.int64)
         fwd_of = np.array(nodes, dtype=np.int64) // self.per_fwd
         st.fwd_u, first, cnt = np.unique(fwd_of, return_index=True, return_counts=True)
-        st.bnd = np.append(first, n).astype(np.int64)[:, None]
+        st.lo = first.astype(np.int64)[:, None]
+        st.m = cnt.astype(np.int64)[:, None]
         st.fwd_share = cnt / n
         base = self.ost_base[run.app.fs]
         pn, pj, pk, po = [], [], [], []
@@ -487,9 +489,12 @@ class BeaconWriter:
         old = st.cum.copy()
         st.cum += vec[_COLS]
         new = st.cum
-        b = st.bnd
-        # per forwarding node: the cumulative split telescopes over each contiguous group
-        per_fwd = np.diff(new[None, :] * b // n - old[None, :] * b // n, axis=0)
+        qo, ro = np.divmod(old, n)
+        qn, rn = np.divmod(new, n)
+        lo, m = st.lo, st.m
+        # per forwarding node: request q of a phase goes to node q mod n (round robin)
+        per_fwd = (m * (qn - qo)[None, :] + np.clip(rn[None, :] - lo, 0, m)
+                   - np.clip(ro[None, :] - lo, 0, m))
         f = st.fwd_u
         md = per_fwd[:, _MD]
         if md.any():
@@ -501,8 +506,9 @@ class BeaconWriter:
         data = []
         for c in (0, 1):
             if new[c] != old[c]:
-                a = st.ar
-                data.append((c, np.diff(new[c] * a // n - old[c] * a // n)))
+                i = st.ar
+                data.append((c, (qn[c] - qo[c]) + (i < rn[c]).astype(np.int64)
+                             - (i < ro[c]).astype(np.int64)))
         if data:
             e1 = self.threads / self.fwd_iops + size * self.threads / self.fwd_bw
             acc.srv[f, 1:] += per_fwd[:, :2]
@@ -512,8 +518,9 @@ class BeaconWriter:
             self._lustre(st, data, size, t)
         if st.traced:
             if seg.kind == "meta":
-                a = st.ar[:, None]
-                d = np.diff(new[None, _MD] * a // n - old[None, _MD] * a // n, axis=0)
+                i = st.ar[:, None]
+                d = ((qn - qo)[None, _MD] + (i < rn[None, _MD]).astype(np.int64)
+                     - (i < ro[None, _MD]).astype(np.int64))
                 self._trace_meta(st, d, t, day)
             else:
                 self._trace_data(st, data, size, t, day)

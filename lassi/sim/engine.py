@@ -122,16 +122,16 @@ class Engine:
                     active: list[_Active]) -> None:
         still = []
         blocked = False
+        free = np.flatnonzero(free_at <= t)
         for run in queue:
-            if run.submit > t or blocked:
+            if run.submit > t or blocked or len(free) == 0:
                 still.append(run)
                 continue
-            free = np.flatnonzero(free_at <= t)
             if len(free) < run.app.n_nodes:
                 still.append(run)
                 blocked = blocked or (t - run.submit > 7200)   # reserve for long waiters
                 continue
-            nodes = free[: run.app.n_nodes]
+            nodes, free = free[: run.app.n_nodes], free[run.app.n_nodes:]
             free_at[nodes] = np.inf
             run.nodes = [int(n) for n in nodes]
             run.start = t + float(self.rng.uniform(0.0, 0.9))
@@ -249,7 +249,8 @@ class Engine:
         for s in sinks:
             s.begin(self, start)
         while queue or active:
-            self._start_runs(t, queue, free_at, active)
+            if queue and (t - start) % 60 < self.dt:   # the scheduler cycles every minute
+                self._start_runs(t, queue, free_at, active)
             io = [a for a in active if a.run.plan[a.seg].kind != "compute"]
             counts = np.zeros((len(io), N), dtype=np.int64)
             if io:

@@ -195,7 +195,7 @@ def make_plan(rng: np.random.Generator, app: App) -> list[Segment]:
 
 
 def make_runs(rng: np.random.Generator, site: Site, start: float, days: int,
-              utilisation: float = 0.6) -> list[Run]:
+              utilisation: float = 0.5) -> list[Run]:
     """Runs submitted over `days` days, filling about `utilisation` of the node-hours."""
     n_nodes = len(site.compute_nodes)
     budget = utilisation * n_nodes * 86400 * days
