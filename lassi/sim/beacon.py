@@ -30,17 +30,16 @@
   `op=count` for every MDS operation in a fixed order.
 
 How the engine's per-run counts become per-component traffic. Every run moves its data
-on its I/O nodes; each counter is split over them exactly and evenly by the *cumulative*
-rule (node i of n holds floor(C(i+1)/n) − floor(Ci/n) of a phase's running total C), so
-node totals never drift apart. A node's requests go through its forwarding node
-(`site.fwd_of`) to the run's OSTs for that node, split over them whole-request by
-whole-request (remainders rotating each second). At the forwarding node reads are
-amplified by the archetype's `read_amplification` (read-ahead that is thrown away —
-Beacon's cache thrashing): round(requests × amplification) requests of the same size
-reach Lustre. An RPC carries at most 1 MiB (256 pages of 4 KiB): a request of s bytes is
-ceil(s / 1 MiB) RPCs of ceil(s / 4 KiB) pages in total. Lustre-client and OST layers hold
-exactly the same traffic (no other client writes data), so the final OST bytes equal the
-compute bytes plus the amplification extra.
+on its I/O nodes; each counter is split over them exactly by round robin within the phase
+(request q of a phase goes to I/O node q mod n, so node totals never differ by more than
+one). A node's requests go through its forwarding node (`site.fwd_of`) to the run's OSTs
+for that node, split over them request by request (remainders rotating each second). At
+the forwarding node reads are amplified by the archetype's `read_amplification`
+(read-ahead that is thrown away — Beacon's cache thrashing): round(requests ×
+amplification) requests of the same size reach Lustre. An RPC carries at most 1 MiB (256
+pages of 4 KiB): a request of s bytes is ceil(s / 1 MiB) RPCs of ceil(s / 4 KiB) pages in
+all. Lustre-client and OST layers hold exactly the same traffic (no other client moves
+data), so the final OST bytes equal the compute bytes plus the amplification extra.
 
 LWFS server latency model (per forwarding node, per second). A request occupies one of
 the `threads` server threads for its processing (exe) time
@@ -53,6 +52,14 @@ up to ρ = 0.95 and linear beyond; the queue length is λ·W (Little's law, aver
 sample interval). Exe and wait times are log-normal around those means; the served
 requests of each interval are distributed over the buckets by a multinomial draw, so exe
 and wait histograms of one class always hold the same count.
+
+Ground truth (`truth_extra()["beacon"]`): the sample interval, the traced run numbers, per
+UTC day the read/write bytes of each layer (`compute` = all runs as the LWFS clients
+asked, `compute_traced` = what the trace files hold, `forwarding` = what the forwarding
+nodes moved to/from Lustre, amplified reads included, `ost` = what the OSTs served), per
+forwarding node and per OST the bytes/s of every non-zero minute `[minute, read, write]`
+(forwarding-to-Lustre side), and the MDS background per source (rate and op totals).
+Counters start at zero when the simulation starts.
 """
 
 from __future__ import annotations
@@ -77,7 +84,6 @@ from lassi.sim.workload import MiB, Run
 SAMPLE_S = 10
 PAGE = 4096
 RPC_MAX = MiB
-MAX_OPEN_CLIENT_FILES = 256
 
 # node-level columns split over a run's I/O nodes: read_ops, write_ops, then the MDS ops
 _COLS = np.array([IDX["read_ops"], IDX["write_ops"]] + [IDX[c] for c in MDS])
@@ -162,6 +168,19 @@ def _wait_scalar(rho: float) -> float:
     return r / (1.0 - r) if r <= 0.95 else 19.0 + 400.0 * (r - 0.95)
 
 
+def _max_open_files() -> int:
+    """How many compute-node trace files to keep open: half the soft limit, 32 .. 4096."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        soft = 1024
+    if soft < 0:            # RLIM_INFINITY
+        soft = 8192
+    return int(max(32, min(4096, soft // 2)))
+
+
 def _user_no(user: str) -> int:
     digits = re.sub(r"\D", "", user)
     return int(digits) % 1000 if digits else abs(_hash64(user)) % 1000
@@ -234,7 +253,7 @@ class BeaconWriter:
         self.rng = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
         self.salt = f"{int(self.rng.integers(0, 2**31))}"
         self.files = DayFiles(self.root, suffix=".log", gz=gz)
-        self.cfiles = _ClientFiles(self.root, ".log", gz, MAX_OPEN_CLIENT_FILES)
+        self.cfiles = _ClientFiles(self.root, ".log", gz, _max_open_files())
         self.traced_fraction = float(traced_fraction)
         self.sample_s = int(sample_s)
         self.tz = ZoneInfo(site.tz("beacon_local"))
