@@ -41,17 +41,20 @@ pages of 4 KiB): a request of s bytes is ceil(s / 1 MiB) RPCs of ceil(s / 4 KiB)
 all. Lustre-client and OST layers hold exactly the same traffic (no other client moves
 data), so the final OST bytes equal the compute bytes plus the amplification extra.
 
-LWFS server latency model (per forwarding node, per second). A request occupies one of
-the `threads` server threads for its processing (exe) time
-`e = (threads / peak_iops + size × amplification × threads / peak_bw) / slow` (metadata:
-`threads / peak_iops` plus an MDS part growing with the MDS load), `slow` being the
-capacity factor of an injected fault. The load ρ = demanded thread time / threads uses the
-demand of every run in an I/O segment (its segment rate, not what it got), so an
-overloaded or faulty node shows ρ > 1. Waiting time W = w0 + ē·g(ρ) with g(ρ) = ρ/(1−ρ)
-up to ρ = 0.95 and linear beyond; the queue length is λ·W (Little's law, averaged over the
-sample interval). Exe and wait times are log-normal around those means; the served
-requests of each interval are distributed over the buckets by a multinomial draw, so exe
-and wait histograms of one class always hold the same count.
+LWFS server latency model (per forwarding node, per second). A data request occupies one
+of the `threads` server threads for `e = (threads / peak_iops + size × amplification ×
+threads / peak_bw) / slow` (its exe time), `slow` being the capacity factor of an
+injected fault; a metadata request holds a thread a quarter of `threads / peak_iops`, and
+its exe time adds the MDS round trip, which grows with the MDS load of all sources. The
+load ρ = demanded thread time / threads uses the demand of every run in an I/O segment
+(its segment rate, not what it got), so an overloaded or faulty node shows ρ > 1. Waiting
+time W = w0 + ē·g(ρ) with g(ρ) = ρ/(1−ρ) up to ρ = 0.95 and linear beyond, but the
+system is closed (every process of a run's I/O nodes has one request outstanding), so W
+is at most clients / throughput − ē; the queue length is min(λ·W, clients) (Little's law,
+averaged over the sample interval). Exe and wait times are
+log-normal around those means; the served requests of each interval are distributed over
+the buckets by a multinomial draw, so exe and wait histograms of one class always hold
+the same count.
 
 Ground truth (`truth_extra()["beacon"]`): the sample interval, the traced run numbers, per
 UTC day the read/write bytes of each layer (`compute` = all runs as the LWFS clients
@@ -99,7 +102,7 @@ _TRACE_OPS = [TRACE_OP[c] for c in MDS]
 SERVER_LINES = [("Meta", "exe"), ("Meta", "wait"), ("Read", "exe"), ("Read", "wait"),
                 ("Write", "exe"), ("Write", "wait")]
 
-# background metadata load at every MDS: source -> (ops/s, mix)
+# steady background metadata load at every MDS: source -> ops/s (mix below)
 BACKGROUND = {
     "login01": 30.0,
     "login02": 18.0,
@@ -112,7 +115,8 @@ BACKGROUND_MIX = {"getattr": 0.45, "open": 0.18, "close": 0.18, "statfs": 0.05,
 # latency model constants (seconds)
 SIGMA_EXE, SIGMA_WAIT = 0.6, 1.0
 WAIT0 = 5e-5          # an idle server still takes a few tens of µs to pick a request up
-MD_BASE = 2e-4        # metadata round trip to an idle MDS
+MD_BASE = 2e-4        # metadata round trip to an idle MDS (not holding a server thread)
+MD_LIGHT = 4.0        # a metadata request costs a thread 1/4 of a small data request
 # log-normal bucket probabilities are tabulated over ln(mean) (2 % steps, 0.1 µs .. 1 day)
 _LN_LO, _LN_HI, _LN_STEP = math.log(1e-7), math.log(1e5), 0.02
 _SIG_COL = np.array([0, 1, 0, 1, 0, 1])     # exe, wait per server line
@@ -230,7 +234,7 @@ class _ClientFiles(DayFiles):
 class _RunState:
     """Per-run mapping arrays and phase state, built when the run first does I/O."""
 
-    __slots__ = ("run", "n", "ar", "lo", "m", "fwd_u", "fwd_share", "pair_node",
+    __slots__ = ("run", "n", "ar", "lo", "m", "fwd_u", "fwd_share", "pair_node", "clients",
                  "pair_j", "pair_k", "key_f", "key_o", "key_inv", "fs_i", "amp", "io_segs",
                  "phase", "seg", "cum", "traced", "ips", "rels", "ms", "fds", "paths",
                  "cursor", "open_files")
@@ -260,6 +264,7 @@ class BeaconWriter:
         fwd = site.data["forwarding"]
         self.threads = float(fwd["threads"])
         self.per_fwd = int(fwd["nodes_per_fwd"])
+        self.ppn = int(site.data["compute"].get("procs_per_node", 1))
         self.fwd_bw = float(fwd["peak_bw"])
         self.fwd_iops = float(fwd["peak_iops"])
         self.edges = np.array(site.data.get("latency_buckets_s",
@@ -397,6 +402,7 @@ class BeaconWriter:
         st.lo = first.astype(np.int64)[:, None]
         st.m = cnt.astype(np.int64)[:, None]
         st.fwd_share = cnt / n
+        st.clients = cnt * self.ppn
         base = self.ost_base[run.app.fs]
         pn, pj, pk, po = [], [], [], []
         for i, node in enumerate(nodes):
@@ -492,6 +498,7 @@ class BeaconWriter:
     def _demand(self, st: _RunState, acc: _StepAcc) -> None:
         seg = st.seg
         share = seg.rate * st.fwd_share
+        acc.clients[st.fwd_u] += st.clients
         if seg.kind == "meta":
             acc.dem_meta[st.fwd_u] += share
             return
@@ -591,12 +598,18 @@ class BeaconWriter:
             if a <= t < b:
                 slow[fi] *= factor
         mds_rho = float(np.max((md_fs + self.bg_total_rate) / self.mds_peak))
-        e_md = self.threads / self.fwd_iops + MD_BASE * (1.0 + _wait_scalar(min(mds_rho, 2.0)))
-        work = (acc.dem_w + acc.dem_meta * e_md) / slow
+        e_mt = self.threads / (MD_LIGHT * self.fwd_iops)   # thread time of a metadata request
+        e_md = e_mt + MD_BASE * (1.0 + _wait_scalar(min(mds_rho, 2.0)))
+        work = (acc.dem_w + acc.dem_meta * e_mt) / slow
         lam = acc.dem_n + acc.dem_meta
         e_bar = work / np.maximum(lam, 1e-12)
-        wait = WAIT0 + e_bar * _wait_factor(work / self.threads)
-        self.q_sum += lam * wait
+        w_open = WAIT0 + e_bar * _wait_factor(work / self.threads)
+        # a closed system: each client process has one request outstanding, so the queue
+        # holds at most `clients` and the response time is clients / throughput
+        x = acc.srv.sum(axis=1)
+        w_closed = np.maximum(acc.clients / np.maximum(x, 1) - e_bar, WAIT0)
+        wait = np.minimum(w_open, w_closed)
+        self.q_sum += np.minimum(lam * wait, acc.clients)
         if not acc.srv.any():
             return
         e_rw = acc.srv_w / np.maximum(acc.srv[:, 1:], 1) / slow[:, None]
@@ -746,7 +759,7 @@ class BeaconWriter:
 class _StepAcc:
     """One step's per-forwarding-node load: demand and what was served."""
 
-    __slots__ = ("dem_n", "dem_w", "dem_meta", "srv", "srv_w")
+    __slots__ = ("dem_n", "dem_w", "dem_meta", "srv", "srv_w", "clients")
 
     def __init__(self, nf: int) -> None:
         self.dem_n = np.zeros(nf)        # demanded data requests/s
@@ -754,6 +767,7 @@ class _StepAcc:
         self.dem_meta = np.zeros(nf)     # demanded metadata requests/s
         self.srv = np.zeros((nf, 3), dtype=np.int64)   # served meta, read, write requests
         self.srv_w = np.zeros((nf, 2))   # thread time of served reads, writes (no fault)
+        self.clients = np.zeros(nf)      # processes doing I/O through the node
 
 
 # --- job log ----------------------------------------------------------------------------------
