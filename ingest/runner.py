@@ -87,22 +87,29 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     return stats
 
 
-def _append_quarantine(spark, wh: Warehouse, df, date: dt.date, source: str) -> None:
-    """Replace this source's quarantine rows of `date`, keeping the other sources'."""
+def replace_source_rows(wh: Warehouse, table: str, df, dates: list[dt.date],
+                        source: str) -> None:
+    """Replace `source`'s rows of `table` on `dates` by `df`, keeping other sources' rows.
+
+    Tables shared by several sources (quarantine, ingest_log, app_run) are rewritten whole
+    per date; the old rows are materialised first, detached from the files being replaced.
+    """
     from pyspark.sql import functions as F
 
-    old = wh.read("quarantine", [date]).filter(F.col("source") != source)
-    merged = old.unionByName(df).localCheckpoint()   # detach from the files being replaced
-    wh.write(merged, "quarantine", [date])
+    old = wh.read(table, dates).filter(F.col("source") != source)
+    wh.write(old.unionByName(df).localCheckpoint(), table, dates)
+
+
+def _append_quarantine(spark, wh: Warehouse, df, date: dt.date, source: str) -> None:
+    """Replace this source's quarantine rows of `date`."""
+    replace_source_rows(wh, "quarantine", df, [date], source)
 
 
 def _log(spark, wh: Warehouse, stats: ParseStats, date: dt.date) -> None:
-    from pyspark.sql import functions as F
-
+    """Replace this source's ingest_log row of `date`."""
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    old = wh.read("ingest_log", [date]).filter(F.col("source") != stats.source)
     new = spark.createDataFrame([_log_row(stats, date, now)], schema_of("ingest_log"))
-    wh.write(old.unionByName(new).localCheckpoint(), "ingest_log", [date])
+    replace_source_rows(wh, "ingest_log", new, [date], stats.source)
 
 
 def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
@@ -137,12 +144,8 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
     qs = [q for q in qs if q.file in keep]
     qdate = date or dt.datetime.now(dt.timezone.utc).date()
     df = spark.createDataFrame(out, schema_of("app_run"))
-    from pyspark.sql import functions as F
-
-    # a date's app_run holds every source's runs: replace only this source's rows
     dates = sorted({row[-1] for row in out} | ({date} if date else set()))
-    old = wh.read("app_run", dates).filter(F.col("source") != source)
-    wh.write(old.unionByName(df).localCheckpoint(), "app_run", dates)
+    replace_source_rows(wh, "app_run", df, dates, source)
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     _append_quarantine(spark, wh, spark.createDataFrame(_q_rows(qs, qdate, now),
                                                         schema_of("quarantine")), qdate, source)
