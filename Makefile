@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
+# `make test` also needs Airflow (tests/test_airflow_dag.py runs the daily DAG)
+AIRFLOW_STAMP := $(VENV)/.installed-airflow
+$(AIRFLOW_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[dev,airflow]"
+	@touch $(AIRFLOW_STAMP)
+
 venv: $(STAMP)
 
 java:
@@ -29,7 +35,7 @@ mariadb:
 demo: java venv
 	$(VENV)/bin/lassi demo --dir demo
 
-test: java mariadb venv
+test: java mariadb venv $(AIRFLOW_STAMP)
 	$(PY) -m pytest -q
 
 bench: java venv

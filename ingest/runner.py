@@ -139,7 +139,7 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
         day = (r["start"] or r["end"]).date() if (r["start"] or r["end"]) else None
         if day is None or (date is not None and day != date):
             continue
-        out.append((*[r[k] for k in fields], day))
+        out.append((*[r.get(k) for k in fields], day))
     keep = {str(p) for p in (primary or files)}
     qs = [q for q in qs if q.file in keep]
     qdate = date or dt.datetime.now(dt.timezone.utc).date()

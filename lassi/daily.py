@@ -1,22 +1,44 @@
-"""`lassi run daily`: every analysis stage for one date, in order; each reads and writes tables."""
+"""`lassi run daily`: every analysis stage for one date, in order; each reads and writes tables.
+
+Every stage is idempotent per date (it rewrites its own partitions from its inputs), so the
+daily Airflow DAG may retry or backfill any of them. `STAGES` is the order; each entry is
+"module:function" imported only when the stage runs, with the signature
+`fn(wh, site, date) -> int` (rows written).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import time
 from collections.abc import Iterator
 
 from lassi.config import Site
-from lassi.node_window import build_node_window
 from lassi.warehouse import Warehouse
 
+STAGES: dict[str, str] = {
+    "node_window": "lassi.node_window:build_node_window",
+    "app_hour": "lassi.lassi_metrics:build_app_hour",
+    "fs_hour": "lassi.lassi_metrics:build_fs_hour",
+    "slowdown": "lassi.slowdown:build_run_metrics",
+}
 
-def run_daily(wh: Warehouse, site: Site, date: dt.date) -> Iterator[str]:
-    """Run the stages that exist for `date`; yield one progress line per stage."""
+
+def stage_fn(name: str):
+    """The callable of stage `name` (ValueError names the known stages)."""
+    if name not in STAGES:
+        raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGES)}")
+    module, fn = STAGES[name].split(":")
+    return getattr(importlib.import_module(module), fn)
+
+
+def run_daily(wh: Warehouse, site: Site, date: dt.date,
+              stages: list[str] | None = None) -> Iterator[str]:
+    """Run `stages` (default: all, in order) for `date`; yield one progress line per stage."""
     if not wh.has("raw_lustre_stats", date) and not wh.has("app_run", date):
         raise ValueError(f"nothing ingested for {date} in {wh.root} (run `lassi ingest` first)")
-    stages = [("node_window", build_node_window)]
-    for name, fn in stages:
+    for name in stages or list(STAGES):
+        fn = stage_fn(name)
         t0 = time.time()
         n = fn(wh, site, date)
         yield f"{name}: {n} rows for {date} ({time.time() - t0:.1f} s)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    BooleanType,
     DateType,
     DoubleType,
     IntegerType,
@@ -91,6 +92,89 @@ APP_RUN = StructType([
     _f("end", TimestampType()),
     _f("exit_status", IntegerType()),
     _f("source", StringType(), False),   # alps | slurm | pbs | beacon-job
+    # Filled by the daily `slowdown` stage (null until then): see sql/run_metrics.sql.
+    _f("runtime_s", DoubleType()),
+    _f("group_runs", IntegerType()),      # runs of the same exact command in the period
+    _f("group_mean_s", DoubleType()),     # their mean runtime
+    _f("slowdown", DoubleType()),         # runtime / group mean
+    _f("slowed", BooleanType()),          # slowdown >= thresholds.slowdown_factor
+    _f("risk_oss_sum", DoubleType()),     # sum of the run's app_hour risk_oss (paper Table 7)
+    _f("risk_mds_sum", DoubleType()),
+    DATE,
+])
+
+# app_run columns written by the analysis, not by ingest.
+APP_RUN_ANALYSIS = ["runtime_s", "group_runs", "group_mean_s", "slowdown", "slowed",
+                    "risk_oss_sum", "risk_mds_sum"]
+# Ops whose risks make up risk_oss; the MDS op set is configurable (thresholds.risk.mds_ops).
+RISK_COLS = [f"r_{c}" for c in ALL_COUNTERS]
+
+
+def _counters() -> list[StructField]:
+    return [_f(c, DoubleType() if c.endswith("_kb") else LongType(), False) for c in ALL_COUNTERS]
+
+
+APP_HOUR = StructType(
+    [
+        _f("app_id", StringType(), False),
+        _f("job_id", StringType()),
+        _f("fs", StringType(), False),
+        _f("hour", TimestampType(), False),
+        _f("user", StringType()),
+        _f("exe", StringType()),
+        _f("command", StringType()),
+        _f("n_nodes", IntegerType()),
+        _f("node_windows", LongType(), False),   # node x window cells summed into this row
+    ]
+    + _counters()
+    + [_f(r, DoubleType(), False) for r in RISK_COLS]   # r_x = (x - alpha*mu)/sigma, raw sign
+    + [
+        _f("risk_oss", DoubleType(), False),      # sum of positive r_x over the OSS ops
+        _f("risk_mds", DoubleType(), False),      # sum of positive r_x over the MDS op set
+        _f("read_kb_ops", DoubleType()),          # read_ops*1024/read_kb; null if no data read
+        _f("write_kb_ops", DoubleType()),
+        DATE,
+    ]
+)
+
+FS_HOUR = StructType(
+    [_f("fs", StringType(), False), _f("hour", TimestampType(), False),
+     _f("n_apps", LongType(), False)]
+    + _counters()
+    + [_f(r, DoubleType(), False) for r in RISK_COLS]   # sums of positive per-app risks
+    + [
+        _f("risk_oss", DoubleType(), False),
+        _f("risk_mds", DoubleType(), False),
+        _f("read_kb_ops", DoubleType()),
+        _f("write_kb_ops", DoubleType()),
+        DATE,
+    ]
+)
+
+FS_BASELINE = StructType([
+    _f("fs", StringType(), False),
+    _f("op", StringType(), False),
+    _f("mean", DoubleType()),
+    _f("std", DoubleType()),            # sample standard deviation
+    _f("rsd", DoubleType()),            # std / mean
+    _f("n", LongType(), False),         # app_hour rows in the period
+    _f("period_start", DateType(), False),
+    _f("period_end", DateType(), False),
+    DATE,
+])
+
+RUN_GROUP = StructType([
+    _f("command", StringType(), False),
+    _f("exe", StringType()),
+    _f("user", StringType()),
+    _f("n_runs", LongType(), False),
+    _f("mean_runtime_s", DoubleType()),
+    _f("std_runtime_s", DoubleType()),
+    _f("n_slowed", LongType(), False),
+    _f("corr_runtime_risk_oss", DoubleType()),   # Pearson r over the group's runs (Fig. 7)
+    _f("corr_runtime_risk_mds", DoubleType()),
+    _f("period_start", DateType(), False),
+    _f("period_end", DateType(), False),
     DATE,
 ])
 
@@ -120,6 +204,10 @@ TABLES: dict[str, StructType] = {
     "raw_lustre_stats": RAW_LUSTRE_STATS,
     "node_window": NODE_WINDOW,
     "app_run": APP_RUN,
+    "app_hour": APP_HOUR,
+    "fs_hour": FS_HOUR,
+    "fs_baseline": FS_BASELINE,
+    "run_group": RUN_GROUP,
     "quarantine": QUARANTINE,
     "ingest_log": INGEST_LOG,
 }

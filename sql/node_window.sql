@@ -1,6 +1,6 @@
 -- node_window: per compute node, filesystem and window, LASSi's counters as deltas.
 -- Input view `raw_capture`: raw_lustre_stats rows for the date and the next day's first
--- capture (target rows give every capture's time; export rows carry the per-node data). Parameters: ${window_s}, ${day_start}, ${day_end} (epoch s).
+-- capture (target rows give every capture's time; export rows carry the per-node data). Parameters: window_s, day_start, day_end (epoch s).
 -- The delta between captures at t0 and t1 belongs to the window starting at t0 (floored
 -- to the grid). The day's first capture is every series' baseline; a series that first
 -- appears later started from zero; a counter that goes down, or whose series' start_time

@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 
 from ingest.runner import ingest_raw
 from lassi.config import load_site
+from lassi.schemas import ALL_COUNTERS
 from lassi.node_window import build_node_window
 from lassi.sim.runner import simulate
 
@@ -52,3 +53,68 @@ def test_node_window_hours_equal_truth(day):
     for h in range(24):
         for c in COLS:
             assert (got[h][c] if h in got else 0) == want[h][c], (h, c)
+
+
+@pytest.fixture(scope="module")
+def metrics(day):
+    from lassi.daily import run_daily
+
+    site, wh, truth, _ = day
+    list(run_daily(wh, site, DATE))
+    return site, wh, truth
+
+
+def test_app_hour_equals_truth(metrics):
+    """Every (run, filesystem, hour) of the truth with I/O is one app_hour row, exactly."""
+    _, wh, truth = metrics
+    got = {(r["app_id"], r["fs"], r["hour"].hour): r for r in wh.read("app_hour", [DATE])
+           .select("app_id", "fs", "hour", *ALL_COUNTERS).collect()}
+    seen = set()
+    for r in truth["runs"]:
+        for hour, v in r["lassi_hours"].items():
+            if not hour.startswith(DATE.isoformat()) or not any(v[c] for c in ALL_COUNTERS):
+                continue
+            key = (r["app_id"], r["fs"], int(hour[11:13]))
+            seen.add(key)
+            assert {c: got[key][c] for c in ALL_COUNTERS} == {c: v[c] for c in ALL_COUNTERS}, key
+    assert len(seen) > 50
+    # other rows are hours whose windows the app's nodes saw with nothing moved: zeros
+    assert all(not any(row[c] for c in ALL_COUNTERS) for k, row in got.items() if k not in seen)
+
+
+def test_aggressors_lead_their_hours(metrics):
+    """In every hour an aggressor runs for at least half of, it has the hour's top risk."""
+    _, wh, truth = metrics
+    kind = {r["app_id"]: r["aggressor"] for r in truth["runs"]}
+    ah = wh.read("app_hour", [DATE]).select(
+        "app_id", "fs", "hour", "n_nodes", "node_windows", "risk_oss", "risk_mds").collect()
+    by_hour: dict = collections.defaultdict(list)
+    for r in ah:
+        by_hour[(r.fs, r.hour)].append(r)
+    checked = 0
+    for rows in by_hour.values():
+        for r in rows:
+            agg = kind.get(r.app_id)
+            if not agg or r.node_windows < 10 * r.n_nodes:
+                continue
+            col = f"risk_{agg}"
+            top = max(rows, key=lambda x: x[col])
+            assert kind.get(top.app_id) == agg and top[col] > 0, (r.app_id, r.hour, col)
+            checked += 1
+    assert checked >= 4
+
+
+def test_slowdown_flags_follow_runtime(metrics):
+    """app_run's slowdown = runtime / mean runtime of the same command, from the truth."""
+    site, wh, truth = metrics
+    runs = {r.app_id: r for r in wh.read("app_run", [DATE]).filter("source = 'alps'").collect()}
+    groups: dict = collections.defaultdict(list)
+    for t in truth["runs"]:
+        groups[t["command"]].append(t["runtime_s"])
+    for t in truth["runs"]:
+        if t["app_id"] not in runs or not t["start"].startswith(DATE.isoformat()):
+            continue
+        mean = sum(groups[t["command"]]) / len(groups[t["command"]])
+        got = runs[t["app_id"]]
+        assert got.slowdown == pytest.approx(t["runtime_s"] / mean, rel=1e-3)
+        assert got.slowed == (t["runtime_s"] >= 1.5 * mean)

@@ -39,6 +39,7 @@ class Archetype:
     stripe: int = 1
     read_amplification: float = 1.0   # forwarding read-ahead waste (cache thrashing)
     weight: float = 1.0       # share of the catalogue
+    run_share: float = 1.0    # relative chance that a submitted run is of such an app
     aggressor: str = ""
 
 
@@ -55,10 +56,10 @@ ARCHETYPES: dict[str, Archetype] = {a.name: a for a in [
               (4 * MiB, 16 * MiB), 4 * KiB, 50e6, md_per_node_s=2500.0,
               md_mix={"open": 0.25, "close": 0.25, "getattr": 0.2, "mknod": 0.1,
                       "unlink": 0.08, "mkdir": 0.06, "rmdir": 0.04, "setattr": 0.02},
-              weight=0.6, aggressor="mds"),
-    Archetype("tracer", "tracer.x", "N:N", (8, 32), (1, 1), (60, 120), "write",
-              (64 * MiB, 128 * MiB), 2 * KiB, 4e6, osts_per_node=1, weight=0.5,
-              aggressor="oss"),
+              run_share=0.25, aggressor="mds"),
+    Archetype("tracer", "tracer.x", "N:N", (8, 32), (1, 1), (1800, 5400), "write",
+              (64 * MiB, 128 * MiB), 2 * KiB, 1e6, osts_per_node=1,
+              run_share=0.2, aggressor="oss"),
     Archetype("reader", "analysis.py", "N:N", (4, 64), (2, 4), (300, 900), "read",
               (1 * GiB, 4 * GiB), 1 * MiB, 500e6, weight=2),
     Archetype("seq_reader", "seq_reader.exe", "N:N", (16, 128), (2, 3), (300, 600), "read",
@@ -90,6 +91,7 @@ class App:
     fs: str
     command: str
     scale: float                   # per-app multiplier of bytes per node
+    plan_seed: int = 0             # the same command runs the same input: same plan shape
 
 
 @dataclass
@@ -124,11 +126,11 @@ def _scaled_nodes(rng: np.random.Generator, arch: Archetype, site_nodes: int) ->
 def make_catalogue(rng: np.random.Generator, site: Site, n_apps: int) -> list[App]:
     """Applications of the site: archetypes drawn by weight, each with a fixed command."""
     names = list(ARCHETYPES)
-    w = np.array([ARCHETYPES[n].weight for n in names])
+    # every archetype appears once; aggressors only once (they are rare at a real site)
+    w = np.array([0.0 if ARCHETYPES[n].aggressor else ARCHETYPES[n].weight for n in names])
     fss = [f.name for f in site.filesystems]
     ppn = int(site.data["compute"]["procs_per_node"])
     apps = []
-    # every archetype appears at least once, the aggressors included
     picks = names + list(rng.choice(names, size=max(0, n_apps - len(names)), p=w / w.sum()))
     for i, name in enumerate(picks):
         arch = ARCHETYPES[name]
@@ -139,7 +141,8 @@ def make_catalogue(rng: np.random.Generator, site: Site, n_apps: int) -> list[Ap
         launcher = "aprun" if "alps" in site.schedulers else "srun"
         args = f"-n {n * ppn} -N {ppn}" if launcher == "aprun" else f"-N {n} -n {n * ppn}"
         command = f"{launcher} {args} ./{arch.exe} input_{i:03d}.nml"
-        apps.append(App(i, arch, n, user, project, fs, command, float(rng.uniform(0.6, 1.4))))
+        apps.append(App(i, arch, n, user, project, fs, command, float(rng.uniform(0.6, 1.4)),
+                        int(rng.integers(0, 2**31))))
     return apps
 
 
@@ -151,20 +154,27 @@ def _io_node_count(arch: Archetype, n: int) -> int:
     return n
 
 
-def make_plan(rng: np.random.Generator, app: App) -> list[Segment]:
-    """Segments of one run: compute, then I/O, repeated (meta farms: one long meta phase)."""
+def make_plan(run_rng: np.random.Generator, app: App) -> list[Segment]:
+    """Segments of one run: compute, then I/O, repeated (meta farms: one long meta phase).
+
+    The shape (cycles, compute and I/O sizes) is the app's own — the same command runs the
+    same input — and each run varies it by a few per cent (`run_rng`), so the runtime spread
+    of a command's runs comes from contention, as LASSi's slowdown analysis assumes.
+    """
     a = app.archetype
+    rng = np.random.default_rng(app.plan_seed)
     n_io = _io_node_count(a, app.n_nodes)
     plan: list[Segment] = []
     for _ in range(int(rng.integers(a.cycles[0], a.cycles[1] + 1))):
-        plan.append(Segment("compute", dur=float(rng.integers(*a.compute_s))))
-        per_node = rng.uniform(*a.bytes_per_node) * app.scale * rng.uniform(0.95, 1.05)
+        jitter = float(run_rng.uniform(0.97, 1.03))
+        plan.append(Segment("compute", dur=float(rng.integers(*a.compute_s)) * jitter))
+        per_node = rng.uniform(*a.bytes_per_node) * app.scale * jitter
         ops = max(1, int(per_node * n_io / a.reqsize))
         rate = a.node_rate * n_io / a.reqsize
         extra = np.zeros(N, dtype=np.int64)
         files = n_io if a.mode != "N:1" else 1
         if a.rw == "meta":
-            dur = float(rng.integers(1200, 3600))
+            dur = float(rng.integers(1200, 3600)) * jitter
             md = int(a.md_per_node_s * app.n_nodes * dur)
             for op, frac in a.md_mix.items():
                 extra[IDX[op]] = int(md * frac)
@@ -204,8 +214,10 @@ def make_runs(rng: np.random.Generator, site: Site, start: float, days: int,
     runs: list[Run] = []
     used = 0.0
     k = 0
+    share = np.array([a.archetype.run_share for a in apps], dtype=float)
+    share /= share.sum()
     while used < budget:
-        app = apps[k % len(apps)] if k < len(apps) else apps[int(rng.integers(0, len(apps)))]
+        app = apps[k % len(apps)] if k < len(apps) else apps[int(rng.choice(len(apps), p=share))]
         plan = make_plan(rng, app)
         submit = start + float(rng.uniform(0, 86400 * days - 3600))
         run = Run(len(runs), app, submit, plan)

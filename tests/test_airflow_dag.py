@@ -1,0 +1,219 @@
+"""The daily Airflow DAG (airflow_dags/lassi_daily.py) under real Airflow 3.
+
+Airflow is imported only inside the `airflow` fixture, after AIRFLOW_HOME points to a
+throwaway directory (Airflow reads its home and metadata DB at import time); the sqlite
+metadata DB that `dag.test()` needs is created only by the slow test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import logging
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DAGS = REPO / "airflow_dags"
+DAG_FILE = DAGS / "lassi_daily.py"
+DATE = dt.date(2017, 10, 10)
+CONN_ENV = "AIRFLOW_CONN_LASSI_SPARK"
+# what the DAG file reads at parse time: the tests start from its defaults
+DAG_ENV = ("LASSI_HOME", "LASSI_VENV", "LASSI_RAW", "LASSI_WAREHOUSE", "LASSI_REPORTS",
+           "LASSI_SITE", "LASSI_NODES", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY")
+
+
+def _airflow_env(home: Path) -> dict[str, str]:
+    return {"AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}"}
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory):
+    """Import Airflow with a throwaway AIRFLOW_HOME (skip when not installed); yield the home.
+
+    The home is None when something imported Airflow earlier with its own configuration.
+    """
+    preloaded = "airflow" in sys.modules
+    home = tmp_path_factory.mktemp("airflow_home")
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    with mock.patch.dict(os.environ, _airflow_env(home)):
+        for k in (CONN_ENV, *DAG_ENV):
+            os.environ.pop(k, None)
+        pytest.importorskip("airflow")
+        yield None if preloaded else home
+    # importing airflow points the root logger at the (captured) stdout of that moment;
+    # later log lines (py4j's at exit) would hit a closed stream
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def _dagbag(**kw):
+    from airflow.dag_processing.dagbag import DagBag
+
+    if "include_examples" in inspect.signature(DagBag).parameters:   # Airflow < 3.3
+        kw["include_examples"] = False
+    return DagBag(dag_folder=str(DAGS), **kw)
+
+
+@pytest.fixture(scope="module")
+def dag(airflow):
+    return _dagbag().dags["lassi_daily"]
+
+
+@pytest.fixture(scope="module")
+def dagfile(airflow):
+    """The DAG file's globals (constants and helpers)."""
+    return runpy.run_path(str(DAG_FILE))
+
+
+def test_dagbag_imports_cleanly(airflow):
+    bag = _dagbag()
+    assert bag.import_errors == {}
+    assert "lassi_daily" in bag.dags
+
+
+def test_dag_file_is_thin(airflow):
+    """Parsing the DAG file imports airflow and the standard library only."""
+    code = ("import runpy, sys; runpy.run_path(sys.argv[1]); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} "
+            "& {'lassi', 'ingest', 'jobs', 'pyspark', 'pandas', 'numpy', 'pyarrow'}))")
+    out = subprocess.run([sys.executable, "-c", code, str(DAG_FILE)], check=True, text=True,
+                         capture_output=True, cwd="/").stdout     # a fresh interpreter
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_task_graph(dag, dagfile):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    from lassi.daily import STAGES
+
+    assert dagfile["STAGES"] == list(STAGES)
+    order = ["ingest", *STAGES, "report"]
+    assert sorted(dag.task_ids) == sorted(order)
+    for up, down in zip(order, order[1:], strict=False):
+        assert dag.get_task(up).downstream_task_ids == {down}
+        assert dag.get_task(down).upstream_task_ids == {up}
+    assert dag.get_task("ingest").upstream_task_ids == set()
+    assert dag.get_task("report").downstream_task_ids == set()
+    for t in dag.tasks:
+        assert isinstance(t, SparkSubmitOperator)
+        assert t.retries >= 1 and t.retry_delay.total_seconds() > 0
+        app = Path(t.application)
+        assert app.parent == REPO / "jobs"
+        if t.task_id == "report":
+            assert app.name == "report.py"      # written separately; may not exist yet
+        else:
+            assert app.is_file(), app
+        assert t._conn_id == "lassi_spark"
+    for name in STAGES:
+        args = dag.get_task(name).application_args
+        assert Path(dag.get_task(name).application).name == "daily.py"
+        assert args[args.index("--stage") + 1] == name
+    assert dag.schedule == "@daily"
+    assert dag.catchup and dag.max_active_runs == 1
+    assert set(dag.params) == {"raw_root", "warehouse", "report_root", "site", "nodes"}
+
+
+@pytest.mark.parametrize("nodes", [None, 16])
+def test_rendered_arguments_parse(dag, nodes, monkeypatch):
+    """Every task's rendered argv is accepted by the entry points' own parser."""
+    import jobs._args
+    import jobs.daily
+
+    env = dag.get_template_env()
+    params = {"raw_root": "/raw", "warehouse": "/wh", "report_root": "/rep", "site": "archer",
+              "nodes": nodes}
+    for t in dag.tasks:
+        argv = [env.from_string(a).render(ds=DATE.isoformat(), params=params)
+                for a in t.application_args]
+        monkeypatch.setattr(sys, "argv", [t.application, *argv])
+
+        def extra(p, t=t):
+            if t.task_id == "ingest":
+                p.add_argument("--raw", required=True)
+            elif t.task_id == "report":
+                p.add_argument("--out", required=True)
+            else:
+                jobs.daily._extra(p)
+
+        a = jobs._args.parse("test", extra)
+        assert (a.date, a.warehouse, a.site, a.nodes) == (DATE, "/wh", "archer", nodes)
+        if t.task_id == "ingest":
+            assert a.raw == "/raw"
+        elif t.task_id == "report":
+            assert a.out == f"/rep/{DATE.isoformat()}"
+        else:
+            assert a.stage == [t.task_id]
+
+
+def test_missing_connection_means_local(dagfile, monkeypatch):
+    """No `lassi_spark` connection: local[*] (not the provider's yarn); a defined one wins."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    monkeypatch.delenv(CONN_ENV, raising=False)
+    for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
+        monkeypatch.setenv(k, "")          # so that monkeypatch removes them afterwards
+    dagfile["_spark_environment"]({})
+    assert SparkSubmitHook(conn_id="lassi_spark")._connection["master"] == "local[*]"
+    venv = REPO / ".venv" / "bin"
+    if (venv / "spark-submit").is_file():          # lassi's venv: its spark-submit and Python
+        assert dagfile["SPARK_SUBMIT"] == str(venv / "spark-submit")
+        assert os.environ["PYSPARK_PYTHON"] == os.environ["PYSPARK_DRIVER_PYTHON"] \
+            == str(venv / "python")
+
+    monkeypatch.setenv(CONN_ENV, "spark://spark-master.example:7077")
+    dagfile["_spark_environment"]({})
+    assert os.environ[CONN_ENV] == "spark://spark-master.example:7077"
+    assert (SparkSubmitHook(conn_id="lassi_spark")._connection["master"]
+            == "spark://spark-master.example:7077")
+
+
+@pytest.fixture(scope="module")
+def airflow_db(airflow):
+    """The sqlite metadata DB of the throwaway AIRFLOW_HOME, created once."""
+    if airflow is None:
+        pytest.skip("airflow was imported before this module set AIRFLOW_HOME")
+    from airflow.utils.db import initdb
+
+    initdb()
+    return airflow
+
+
+@pytest.mark.slow
+def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
+    """dag.test() on one simulated ARCHER day: every task succeeds, tables and report exist."""
+    from lassi.config import load_site
+    from lassi.sim.runner import simulate
+    from lassi.warehouse import Warehouse
+
+    raw, wh, reports = tmp_path / "raw", tmp_path / "wh", tmp_path / "reports"
+    simulate(load_site("archer", nodes=16), DATE, 1, 3, raw)
+    env = {"LASSI_RAW": str(raw), "LASSI_WAREHOUSE": str(wh), "LASSI_REPORTS": str(reports),
+           "LASSI_SITE": "archer", "LASSI_NODES": "16",
+           # Airflow creates no tasks for a (non-backfill) run dated before start_date
+           "LASSI_START_DATE": DATE.isoformat()}
+    with mock.patch.dict(os.environ, env):
+        os.environ.pop(CONN_ENV, None)              # no connection: must run local[*]
+        dag = _dagbag().dags["lassi_daily"]           # parsed now: defaults from env
+        assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == 16
+        for t in dag.tasks:
+            t.retries = 0                             # fail fast instead of waiting to retry
+        dr = dag.test(logical_date=dt.datetime(DATE.year, DATE.month, DATE.day,
+                                               tzinfo=dt.timezone.utc))
+    states = {ti.task_id: ti.state for ti in dr.get_task_instances()}
+    assert sorted(states) == sorted(dag.task_ids)
+    assert states == {t: "success" for t in dag.task_ids}, states
+    w = Warehouse(spark, str(wh))
+    for table in ("node_window", "app_hour", "fs_hour"):
+        assert w.has(table, DATE), table
+    # --out <report_root>/<ds>; report.py puts index.html there or in a folder of its own
+    assert sorted((reports / DATE.isoformat()).glob("**/index.html")), "no report index.html"
