@@ -150,6 +150,9 @@ class Filesystem:
         return sorted(set(self.oss_of.values()))
 
 
+MIN_PEAK_FRACTION = 0.05   # smallest share of a site's filesystem peaks a scaled site keeps
+
+
 class Site:
     """A validated site: raw settings plus the expanded topology."""
 
@@ -261,13 +264,15 @@ class Site:
 
         With forwarding, forwarding nodes and OSSes follow the node count. Without, the
         filesystems keep their targets but their peaks shrink in proportion, so a small
-        simulated site sees the same contention as the full one.
+        simulated site sees about the contention of the full one — down to 5 % of the
+        nominal peaks: one node's demand does not shrink with the site, so below that a
+        handful of nodes would saturate a whole filesystem and the day would never drain.
         """
         data = copy.deepcopy(self.data)
         nominal = int(data["compute"]["nodes"])
         data["compute"]["nodes"] = int(nodes)
         if data.get("forwarding") is None and nodes < nominal:
-            f = nodes / nominal
+            f = max(nodes / nominal, MIN_PEAK_FRACTION)
             for fs in data["filesystems"]:
                 for k in ("ost_peak_bw", "ost_peak_iops", "mds_peak_ops"):
                     fs[k] = float(fs[k]) * f
