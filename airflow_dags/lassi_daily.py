@@ -8,7 +8,8 @@
   the simulator) wrote for that date;
 * **one task per analysis stage** of `lassi.daily.STAGES`, in order:
   `jobs/daily.py --stage <name> --date <ds>`;
-* **report**: `jobs/report.py --out <report_root>/<ds>`, the daily HTML report.
+* **report**: `jobs/report.py --out <report_root>`, the daily HTML report in
+  `<report_root>/<site>-<ds>/`.
 
 **Idempotent per date.** Every job rewrites its own date's partitions from its inputs, so a
 retry, a cleared task, a rerun or a backfill over dates that already ran is safe: it
@@ -124,7 +125,7 @@ with DAG(
         "warehouse": Param(os.environ.get("LASSI_WAREHOUSE", str(LASSI_HOME / "warehouse")),
                            type="string", description="warehouse root (directory or URI)"),
         "report_root": Param(os.environ.get("LASSI_REPORTS", str(LASSI_HOME / "reports")),
-                             type="string", description="reports go to <report_root>/<ds>/"),
+                             type="string", description="reports go to <report_root>/<site>-<ds>/"),
         "site": Param(os.environ.get("LASSI_SITE", "archer"), type="string",
                       description="site name (conf/sites/<site>.yaml)"),
         "nodes": Param(_env_nodes(), type=["null", "integer"],
@@ -135,5 +136,5 @@ with DAG(
     tasks = [_spark_task("ingest", "ingest_raw.py", ["--raw", "{{ params.raw_root }}"])]
     tasks += [_spark_task(name, "daily.py", ["--stage", name]) for name in STAGES]
     tasks.append(_spark_task("report", "report.py",
-                             ["--out", "{{ params.report_root }}/{{ ds }}"]))
+                             ["--out", "{{ params.report_root }}"]))
     chain(*tasks)

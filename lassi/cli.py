@@ -84,11 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(r)
 
     rep = sub.add_parser("report", help="HTML + PNG reports")
-    rep.add_argument("what", choices=["daily"])
-    rep.add_argument("--date", type=_date)
-    rep.add_argument("--from", dest="date_from", type=_date)
-    rep.add_argument("--to", dest="date_to", type=_date)
-    rep.add_argument("--out", default="./reports")
+    rep.add_argument("what", choices=["daily"],
+                     help="daily: the LASSi report of one day (--date) or a period (--from/--to)")
+    rep.add_argument("--date", type=_date, help="the day to report (YYYY-MM-DD)")
+    rep.add_argument("--from", dest="date_from", type=_date, help="first day of a period")
+    rep.add_argument("--to", dest="date_to", type=_date, help="last day of a period")
+    rep.add_argument("--out", default="./reports",
+                     help="folder for reports; each goes to <out>/<site>-<date>/index.html")
     _common(rep)
 
     e = sub.add_parser("evaluate", help="detection quality against simulator truth")
@@ -182,6 +184,49 @@ def cmd_sql(args) -> int:
     return 0
 
 
+def _report_dates(args) -> tuple[dt.date, dt.date]:
+    period = args.date_from is not None or args.date_to is not None
+    if args.date is not None and period:
+        raise CliError("give either --date or --from/--to, not both")
+    if args.date is not None:
+        return args.date, args.date
+    if args.date_from is None or args.date_to is None:
+        raise CliError("give --date D, or --from D1 and --to D2")
+    if args.date_to < args.date_from:
+        raise CliError(f"--from {args.date_from} is after --to {args.date_to}")
+    return args.date_from, args.date_to
+
+
+def _local_path(root: str) -> Path | None:
+    """The local directory of a warehouse root (None for other Hadoop URIs)."""
+    for prefix in ("file://", "file:"):
+        if root.startswith(prefix):
+            return Path(root[len(prefix):])
+    return None if ":" in root.split("/", 1)[0] else Path(root)
+
+
+def cmd_report(args) -> int:
+    first, last = _report_dates(args)
+    local = _local_path(args.warehouse)
+    if local is not None:
+        if not local.is_dir():
+            raise CliError(f"no warehouse at {args.warehouse}")
+        span = first.isoformat() if first == last else f"{first}..{last}"
+        days = [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
+        parts = [local / "app_hour" / f"date={d}" for d in days]
+        trash = local / "_trash" / "app_hour"
+        pending = trash.is_dir() and any(trash.iterdir())
+        if not pending and not any(p.is_dir() for p in parts):
+            raise CliError(f"no app_hour data for {span} in {args.warehouse} "
+                           "(run `lassi run daily` first)")
+    from lassi.report.daily import write_daily_report
+
+    site = _site(args)
+    wh = _warehouse(args, "report")
+    print(write_daily_report(wh, site, first, last, Path(args.out)))
+    return 0
+
+
 def cmd_later(issue: int):
     def run(args) -> int:
         raise CliError(f"`lassi {args.cmd}` arrives with issue #{issue}; not available yet")
@@ -197,7 +242,7 @@ def cmd_demo(args) -> int:
 
 
 COMMANDS = {"simulate": cmd_simulate, "ingest": cmd_ingest, "run": cmd_run, "sql": cmd_sql,
-            "report": cmd_later(3), "evaluate": cmd_later(5), "demo": cmd_demo}
+            "report": cmd_report, "evaluate": cmd_later(5), "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 Every stage is idempotent per date (it rewrites its own partitions from its inputs), so the
 daily Airflow DAG may retry or backfill any of them. `STAGES` is the order; each entry is
 "module:function" imported only when the stage runs, with the signature
-`fn(wh, site, date) -> int` (rows written).
+`fn(wh, site, date) -> int | str` (rows written, or a one-line summary).
 """
 
 from __future__ import annotations
@@ -41,4 +41,5 @@ def run_daily(wh: Warehouse, site: Site, date: dt.date,
         fn = stage_fn(name)
         t0 = time.time()
         n = fn(wh, site, date)
-        yield f"{name}: {n} rows for {date} ({time.time() - t0:.1f} s)"
+        what = n if isinstance(n, str) else f"{n} rows"
+        yield f"{name}: {what} for {date} ({time.time() - t0:.1f} s)"

@@ -28,9 +28,14 @@ def demo(site_name: str, nodes: int, date: dt.date, seed: int, root: Path) -> It
     for st in ingest_raw(wh.spark, wh, site, raw, date):
         yield "ingest " + st.summary()
     yield from run_daily(wh, site, date)
+    from lassi.report.daily import write_daily_report
+
+    index = write_daily_report(wh, site, date, date, root / "report")
     yield f"warehouse: {wh_root.resolve()}  (tables: {', '.join(sorted(_tables(wh_root)))})"
     yield (f"query it: lassi sql --warehouse {wh_root} "
-           f"\"SELECT fs, count(*) FROM node_window GROUP BY fs\"")
+           f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
+           f"ORDER BY 4 DESC LIMIT 5\"")
+    yield f"daily report: {index.resolve()}"
 
 
 def _tables(root: Path) -> list[str]:

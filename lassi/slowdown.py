@@ -37,7 +37,7 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     return df
 
 
-def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> int:
+def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `slowdown`: fill app_run's analysis columns (date and day before) and run_group."""
     first, last = baseline_period(site, date)
     metrics = run_metrics(wh, site, date).localCheckpoint()
@@ -52,4 +52,6 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> int:
     m = metrics.select("app_id", "source", *APP_RUN_ANALYSIS)
     out = runs.join(m, ["app_id", "source"], "left").localCheckpoint()
     wh.write(out, "app_run", [d for d in dates if wh.has("app_run", d)])
-    return out.filter(F.col("slowed")).count()
+    done = out.filter(F.col("slowdown").isNotNull())
+    return (f"{done.count()} runs with a slowdown factor, {done.filter(F.col('slowed')).count()}"
+            f" slowed, {wh.read('run_group', [date]).count()} command groups")

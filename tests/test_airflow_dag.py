@@ -150,7 +150,7 @@ def test_rendered_arguments_parse(dag, nodes, monkeypatch):
         if t.task_id == "ingest":
             assert a.raw == "/raw"
         elif t.task_id == "report":
-            assert a.out == f"/rep/{DATE.isoformat()}"
+            assert a.out == "/rep"
         else:
             assert a.stage == [t.task_id]
 
@@ -215,5 +215,5 @@ def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
     w = Warehouse(spark, str(wh))
     for table in ("node_window", "app_hour", "fs_hour"):
         assert w.has(table, DATE), table
-    # --out <report_root>/<ds>; report.py puts index.html there or in a folder of its own
-    assert sorted((reports / DATE.isoformat()).glob("**/index.html")), "no report index.html"
+    assert (reports / f"archer-{DATE.isoformat()}" / "index.html").exists(), "no report"
+    assert w.read("app_run", [DATE]).filter("slowdown IS NOT NULL").count() > 0

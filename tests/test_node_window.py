@@ -9,8 +9,8 @@ from pyspark.sql import functions as F
 
 from ingest.runner import ingest_raw
 from lassi.config import load_site
-from lassi.schemas import ALL_COUNTERS
 from lassi.node_window import build_node_window
+from lassi.schemas import ALL_COUNTERS
 from lassi.sim.runner import simulate
 
 DATE = dt.date(2017, 10, 10)

@@ -1,0 +1,48 @@
+"""spark-submit jobs/report.py --date D [--from D1 --to D2] --out DIR: the LASSi report.
+
+Writes `<out>/<site>-<date>/index.html` (or `<site>-<D1>_<D2>/` for a period) with PNG
+figures per filesystem and prints the path of index.html.
+"""
+
+import datetime as dt
+
+from jobs._args import parse, session
+
+
+def _extra(p) -> None:
+    p.add_argument("--from", dest="date_from", default=None,
+                   help="first day of a period (with --to; overrides --date)")
+    p.add_argument("--to", dest="date_to", default=None, help="last day of a period")
+    p.add_argument("--out", default="./reports", help="folder for reports")
+
+
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise SystemExit(f"error: not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def main() -> None:
+    args = parse(__doc__, _extra)
+    if (args.date_from is None) != (args.date_to is None):
+        raise SystemExit("error: --from and --to go together")
+    first = _day(args.date_from) if args.date_from else args.date
+    last = _day(args.date_to) if args.date_to else args.date
+    if last < first:
+        raise SystemExit(f"error: --from {first} is after --to {last}")
+    from pathlib import Path
+
+    from lassi.report.daily import write_daily_report
+
+    wh, site = session("lassi report", args)
+    try:
+        print(write_daily_report(wh, site, first, last, Path(args.out)), flush=True)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    finally:
+        wh.spark.stop()
+
+
+if __name__ == "__main__":
+    main()
