@@ -31,3 +31,14 @@ def session(app: str, args: argparse.Namespace):
     from lassi.warehouse import Warehouse
 
     return Warehouse(get_spark(app), args.warehouse), load_site(args.site, nodes=args.nodes)
+
+
+def run(app: str, args: argparse.Namespace, body) -> None:
+    """Open the session, call `body(wh, site)`; a ValueError exits with one line; always stop."""
+    wh, site = session(app, args)
+    try:
+        body(wh, site)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    finally:
+        wh.spark.stop()

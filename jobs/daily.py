@@ -1,6 +1,6 @@
 """spark-submit jobs/daily.py --date D [--stage NAME ...]: analysis stages for one date."""
 
-from jobs._args import parse, session
+from jobs._args import parse, run
 
 
 def _extra(p) -> None:
@@ -15,14 +15,12 @@ def main() -> None:
     bad = [s for s in args.stage or [] if s not in STAGES]
     if bad:
         raise SystemExit(f"error: unknown stage {bad[0]!r}; known: {', '.join(STAGES)}")
-    wh, site = session("lassi daily", args)
-    try:
+
+    def body(wh, site) -> None:
         for line in run_daily(wh, site, args.date, args.stage):
             print(line, flush=True)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
-    finally:
-        wh.spark.stop()
+
+    run("lassi daily", args, body)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ figures per filesystem and prints the path of index.html.
 
 import datetime as dt
 
-from jobs._args import parse, session
+from jobs._args import parse, run
 
 
 def _extra(p) -> None:
@@ -35,13 +35,9 @@ def main() -> None:
 
     from lassi.report.daily import write_daily_report
 
-    wh, site = session("lassi report", args)
-    try:
-        print(write_daily_report(wh, site, first, last, Path(args.out)), flush=True)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
-    finally:
-        wh.spark.stop()
+    run("lassi report", args,
+        lambda wh, site: print(write_daily_report(wh, site, first, last, Path(args.out)),
+                               flush=True))
 
 
 if __name__ == "__main__":
