@@ -170,10 +170,10 @@ class Engine:
         The plan's durations then are the true solo times: any later slowdown is caused
         by neighbours or faults, never by the run's own demand.
         """
-        for seg in a.run.plan:
+        for i, seg in enumerate(a.run.plan):
             if seg.kind == "compute":
                 continue
-            a.seg, saved = a.run.plan.index(seg), a.seg
+            a.seg, saved = i, a.seg
             _pos, _res, load = self._demands([a])
             a.seg = saved
             util = float(np.bincount(_res, weights=load).max()) if len(load) else 0.0
