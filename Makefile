@@ -38,8 +38,10 @@ demo: java venv
 test: java mariadb venv $(AIRFLOW_STAMP)
 	$(PY) -m pytest -q
 
+# never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
+BENCH_ARGS ?=
 bench: java venv
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import glob
 import json
 import os
@@ -91,6 +92,8 @@ class Day:
         self.wh = self.dir / "warehouse"
         self.logs = self.dir / "logs"
         self.res: dict[str, dict] = {}
+        self.runs: int | None = None
+        self.inputs: dict = {}
 
     # --- commands ---------------------------------------------------------------------------
     def site_args(self) -> list[str]:
@@ -162,37 +165,39 @@ class Day:
                    for t in ("raw_lustre_stats", "app_run", "ingest_log"))
 
     def run(self, phases: list[str]) -> None:
-        # simulate: only when truth.json is missing (needed by everything else)
+        """Run the selected phases (simulate/ingest only when not cached), then the checks."""
+        self._run_phases(phases)
+        self.annotate()
+        metrics_ok = self.res.get("metrics", {}).get("rc", 0) == 0   # failed now: no check
+        for eng in ("duckdb", "pandas"):
+            if self.res.get(eng, {}).get("rc") == 0 and metrics_ok \
+                    and self.inputs["app_hour_rows"] is not None:
+                cmp = references.compare(str(self.wh), DATE, self.dir / f"ref_{eng}")
+                self.res[eng]["compare"] = cmp
+                self.res[eng]["compare_text"] = references.describe(cmp)
+
+    def _run_phases(self, phases: list[str]) -> None:
+        # simulate: only when truth.json is missing (everything else needs it)
         if not (self.raw / "truth.json").exists():
             shutil.rmtree(self.raw, ignore_errors=True)
             self.res["simulate"] = self.measure("simulate", self.command("simulate"))
-            if self.res["simulate"]["rc"] != 0:
-                return
         elif (c := self.cached("simulate")) is not None:
             self.res["simulate"] = c
-        sim = self.res.get("simulate", {})
-        m = re.search(r"simulated (\d+) runs", sim.get("stdout_tail", ""))
+        if self.res.get("simulate", {}).get("rc", 0) != 0:
+            return
+        m = re.search(r"simulated (\d+) runs", self.res.get("simulate", {}).get("stdout_tail", ""))
         self.runs = int(m.group(1)) if m else None
-        # ingest: only when the warehouse lacks the date, or --fresh
-        if self.fresh or not self.ingested():
-            if "ingest" not in phases and not self.ingested():
-                phases = ["ingest", *phases]
-            if "ingest" in phases:
-                shutil.rmtree(self.wh, ignore_errors=True)
-                self.res["ingest"] = self.measure("ingest", self.command("ingest"))
-                if self.res["ingest"]["rc"] != 0:
-                    return
+        # ingest: only when the warehouse lacks the date, or with --fresh (if selected)
+        if not self.ingested() or (self.fresh and "ingest" in phases):
+            shutil.rmtree(self.wh, ignore_errors=True)
+            self.res["ingest"] = self.measure("ingest", self.command("ingest"))
+            if self.res["ingest"]["rc"] != 0:
+                return
         elif (c := self.cached("ingest")) is not None:
             self.res["ingest"] = c
         for phase in ("nw", "metrics", "report", "duckdb", "pandas"):
             if phase in phases:
                 self.res[phase] = self.measure(phase, self.command(phase))
-        self.annotate()
-        for eng in ("duckdb", "pandas"):
-            if self.res.get(eng, {}).get("rc") == 0 and self.res.get("metrics", {}).get("rc") == 0:
-                cmp = references.compare(str(self.wh), DATE, self.dir / f"ref_{eng}")
-                self.res[eng]["compare"] = cmp
-                self.res[eng]["compare_text"] = references.describe(cmp)
 
     # --- figures ----------------------------------------------------------------------------
     def rows(self, table: str) -> int | None:
@@ -261,7 +266,8 @@ class Day:
             cpu = f"{x['cpu_s']:7.1f}" if x.get("cpu_s") is not None else f"{'-':>7}"
             rss = f"{x['peak_rss_mib']:13,.0f}" if x.get("peak_rss_mib") else f"{'-':>13}"
             rows = f"{x['rows']:11,}" if x.get("rows") is not None else f"{'-':>11}"
-            note = ("cached; " if x.get("cached") else "") + x.get("note", "")
+            note = "; ".join(filter(None, ["cached" if x.get("cached") else "",
+                                           x.get("note", "")]))
             if x.get("rc") != 0:
                 note = f"FAILED rc={x.get('rc')}: {x.get('error', '')[:70]}"
             lines.append(f"{LABEL[p]:<30} {wall} {cpu} {rss} {rows}  {note}")
@@ -343,6 +349,13 @@ def main() -> int:
         ap.error(f"unknown phase {bad[0]!r}; known: {', '.join(PHASES)}")
     if not shutil.which("java"):
         ap.error("java not found (run `make java`)")
+    # one benchmark at a time: two runs on one cache would corrupt each other's figures
+    (BENCH / "cache").mkdir(parents=True, exist_ok=True)
+    lock = (BENCH / "cache" / ".lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit("bench: another benchmark is running on bench/cache/ (wait for it)")
 
     print(f"lassi bench: {os.cpu_count()} cores, "
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
@@ -357,9 +370,8 @@ def main() -> int:
     big, small = days[a.nodes], (None if a.skip_small else days[a.small_nodes])
     print()
     for n in sorted(days, reverse=True):
-        if hasattr(days[n], "inputs"):
-            print(days[n].table(), end="\n\n")
-    lines, tres = targets(big, small) if hasattr(big, "inputs") else (["n/a (no run)"], {})
+        print(days[n].table(), end="\n\n")
+    lines, tres = targets(big, small)
     print("targets:")
     print("\n".join("  " + ln for ln in lines))
     print(f"(benchmark took {time.time() - t0:.0f} s; load {os.getloadavg()[0]:.1f} at end)")
@@ -369,8 +381,7 @@ def main() -> int:
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load1_end": os.getloadavg()[0]},
-        "sizes": {str(n): {"inputs": getattr(d, "inputs", {}), "day_s": d.day_s() if
-                           hasattr(d, "inputs") else None,
+        "sizes": {str(n): {"inputs": d.inputs, "day_s": d.day_s(),
                            "phases": {p: {k: v for k, v in x.items() if k != "stdout_tail"}
                                       for p, x in d.res.items()}}
                   for n, d in days.items()},
