@@ -9,9 +9,10 @@ bench/cache/archer-<nodes>/: the day is simulated only when raw/truth.json is mi
 ingested only when the warehouse lacks the date (or with --fresh); a cached phase reports
 the figures of the run that produced it (marked "cached").
 
-Every phase is its own process, started through bench/measure.py, which reports wall time
-and the peak summed RSS of the process tree (Python driver + JVM + workers; see measure.py
-for why a wrapper). Phases:
+Every phase is its own process, started through bench/measure.py, which reports wall time,
+CPU seconds and the peak summed RSS of the process tree (Python driver + JVM + workers; see
+measure.py for why a wrapper). CPU seconds are the steadier figure when the shared machine
+is busy. Only one benchmark runs at a time (a lock on bench/cache/.lock). Phases:
 
   simulate  `lassi simulate` (not part of "the day")
   ingest    `lassi ingest --raw`
