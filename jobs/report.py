@@ -4,8 +4,6 @@ Writes `<out>/<site>-<date>/index.html` (or `<site>-<D1>_<D2>/` for a period) wi
 figures per filesystem and prints the path of index.html.
 """
 
-import datetime as dt
-
 from jobs._args import parse, run
 
 
@@ -16,22 +14,19 @@ def _extra(p) -> None:
     p.add_argument("--out", default="./reports", help="folder for reports")
 
 
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise SystemExit(f"error: not a date (YYYY-MM-DD): {text!r}") from None
-
-
 def main() -> None:
     args = parse(__doc__, _extra)
     if (args.date_from is None) != (args.date_to is None):
         raise SystemExit("error: --from and --to go together")
-    first = _day(args.date_from) if args.date_from else args.date
-    last = _day(args.date_to) if args.date_to else args.date
-    if last < first:
-        raise SystemExit(f"error: --from {first} is after --to {last}")
     from pathlib import Path
+
+    from lassi.warehouse import as_date
+
+    try:   # a reversed period is refused by write_daily_report, in one line too
+        first = as_date(args.date_from) if args.date_from else args.date
+        last = as_date(args.date_to) if args.date_to else args.date
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
 
     from lassi.report.daily import write_daily_report
 

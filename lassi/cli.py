@@ -197,26 +197,16 @@ def _report_dates(args) -> tuple[dt.date, dt.date]:
     return args.date_from, args.date_to
 
 
-def _local_path(root: str) -> Path | None:
-    """The local directory of a warehouse root (None for other Hadoop URIs)."""
-    for prefix in ("file://", "file:"):
-        if root.startswith(prefix):
-            return Path(root[len(prefix):])
-    return None if ":" in root.split("/", 1)[0] else Path(root)
-
-
 def cmd_report(args) -> int:
     first, last = _report_dates(args)
-    local = _local_path(args.warehouse)
+    from lassi.warehouse import days, local_root, may_have_local
+
+    local = local_root(args.warehouse)     # refuse early, before Spark starts, when local
     if local is not None:
         if not local.is_dir():
             raise CliError(f"no warehouse at {args.warehouse}")
-        span = first.isoformat() if first == last else f"{first}..{last}"
-        days = [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
-        parts = [local / "app_hour" / f"date={d}" for d in days]
-        trash = local / "_trash" / "app_hour"
-        pending = trash.is_dir() and any(trash.iterdir())
-        if not pending and not any(p.is_dir() for p in parts):
+        if not may_have_local(local, "app_hour", days(first, last)):
+            span = first.isoformat() if first == last else f"{first}..{last}"
             raise CliError(f"no app_hour data for {span} in {args.warehouse} "
                            "(run `lassi run daily` first)")
     from lassi.report.daily import write_daily_report

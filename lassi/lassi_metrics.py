@@ -15,7 +15,7 @@ from lassi.config import Site
 from lassi.node_window import day_bounds
 from lassi.schemas import ALL_COUNTERS, schema_of
 from lassi.sqltext import sql
-from lassi.warehouse import Warehouse
+from lassi.warehouse import Warehouse, days
 
 # Launches that can overlap a day started at most this many days before it (ARCHER: 48 h).
 MAX_RUN_DAYS = 2
@@ -28,8 +28,8 @@ def baseline_period(site: Site, date: dt.date) -> tuple[dt.date, dt.date]:
 
 def register_launches(wh: Warehouse, date: dt.date) -> DataFrame:
     """Register and return the view `app_launch`: launches that may overlap `date`."""
-    dates = [date - dt.timedelta(days=k) for k in range(MAX_RUN_DAYS, -1, -1)]
-    wh.read("app_run", dates).createOrReplaceTempView("app_run_in")
+    launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
+    wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
     df = wh.spark.sql(sql("app_launch"))
     df.createOrReplaceTempView("app_launch")
     return df
@@ -48,7 +48,7 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
 def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> DataFrame:
     """fs_baseline rows of `date`: today's counters plus app_hour of the earlier period days."""
     first, last = baseline_period(site, date)
-    earlier = [first + dt.timedelta(days=k) for k in range((last - first).days)]
+    earlier = days(first, last - dt.timedelta(days=1))
     cols = ["fs", *ALL_COUNTERS]
     rows = today.select(*cols).unionByName(wh.read("app_hour", earlier).select(*cols))
     rows.createOrReplaceTempView("baseline_rows")

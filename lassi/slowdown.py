@@ -17,20 +17,16 @@ from lassi.config import Site
 from lassi.lassi_metrics import MAX_RUN_DAYS, baseline_period
 from lassi.schemas import APP_RUN_ANALYSIS, schema_of
 from lassi.sqltext import sql
-from lassi.warehouse import Warehouse
-
-
-def _days(first: dt.date, last: dt.date) -> list[dt.date]:
-    return [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
+from lassi.warehouse import Warehouse, days
 
 
 def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """Per-launch runtime, group statistics, slowdown and risk sums over the period."""
     first, last = baseline_period(site, date)
-    wh.read("app_run", _days(first - dt.timedelta(days=MAX_RUN_DAYS), last)) \
+    wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last)) \
         .createOrReplaceTempView("app_run_in")
     wh.spark.sql(sql("app_launch")).createOrReplaceTempView("app_launch")
-    wh.read("app_hour", _days(first, last)).createOrReplaceTempView("period_app_hour")
+    wh.read("app_hour", days(first, last)).createOrReplaceTempView("period_app_hour")
     factor = float(site.thresholds["slowdown_factor"])
     df = wh.spark.sql(sql("run_metrics", factor=factor))
     df.createOrReplaceTempView("run_metrics")

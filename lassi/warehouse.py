@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -31,6 +32,28 @@ def as_date(d: DateLike) -> dt.date:
         return dt.date.fromisoformat(str(d))
     except ValueError:
         raise ValueError(f"not a date (YYYY-MM-DD): {d!r}") from None
+
+
+def days(first: dt.date, last: dt.date) -> list[dt.date]:
+    """Every date from `first` to `last`, inclusive (empty when last < first)."""
+    return [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
+
+
+def local_root(root: str) -> Path | None:
+    """The local directory of a warehouse root (None for other Hadoop URIs)."""
+    for prefix in ("file://", "file:"):
+        if root.startswith(prefix):
+            return Path(root[len(prefix):])
+    return None if ":" in root.split("/", 1)[0] else Path(root)
+
+
+def may_have_local(root: Path, table: str, dates: list[dt.date]) -> bool:
+    """Without Spark: could a local warehouse hold `table` on any of `dates`? True when a
+    partition exists or a swap awaits repair (`_trash`), so callers can refuse early."""
+    trash = root / "_trash" / table
+    if trash.is_dir() and any(trash.iterdir()):
+        return True
+    return any((root / table / f"date={d.isoformat()}").is_dir() for d in dates)
 
 
 class Warehouse:

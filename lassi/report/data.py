@@ -16,7 +16,7 @@ from lassi.config import Site
 from lassi.lassi_metrics import MAX_RUN_DAYS
 from lassi.schemas import ALL_COUNTERS
 from lassi.sqltext import sql
-from lassi.warehouse import Warehouse
+from lassi.warehouse import Warehouse, days
 
 TOP_CONTRIBUTORS = 8     # applications named in the stacked risk figures (per fs)
 TOP_APPS = 10            # rows of the "top risky applications" table
@@ -24,11 +24,6 @@ TOP_SLOWED = 50          # rows of the slowed-runs table per filesystem
 TOP_GROUPS = 25          # rows of the run-groups table
 SCATTER_GROUPS = 4       # groups in the runtime-vs-risk figure
 MIN_GROUP_RUNS = 3
-
-
-def days(first: dt.date, last: dt.date) -> list[dt.date]:
-    """Every date from first to last, inclusive."""
-    return [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
 
 
 @dataclass
@@ -71,13 +66,13 @@ def app_label(exe, user, app_id) -> str:
     return f"{exe} ({user}) {app_id}"
 
 
+def _pdf(df) -> pd.DataFrame:
+    return df.toPandas()
+
+
 def dates_with_app_hour(wh: Warehouse, first: dt.date, last: dt.date) -> list[dt.date]:
     """Dates of the period that have an app_hour partition."""
     return [d for d in days(first, last) if wh.has("app_hour", d)]
-
-
-def _pdf(df) -> pd.DataFrame:
-    return df.toPandas()
 
 
 def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData:

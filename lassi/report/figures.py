@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lassi.warehouse import days
+
 OSS_COLOUR, MDS_COLOUR = "#1f77b4", "#d62728"
 READ_COLOUR, WRITE_COLOUR = "#2ca02c", "#9467bd"
 OTHER_COLOUR = "#b5b5b5"
@@ -93,10 +95,6 @@ def _time_axis(ax, first: dt.date, last: dt.date, label: bool = True) -> None:
         text = f"day (UTC), {first.isoformat()} to {last.isoformat()}"
     if label:
         ax.set_xlabel(text)
-
-
-def _days(first: dt.date, last: dt.date) -> list[dt.date]:
-    return [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
 
 
 def _hour_day(t: dt.datetime) -> str:
@@ -245,7 +243,7 @@ def ops_metric(fs_hour: pd.DataFrame, fs: str, first: dt.date, last: dt.date,
     fig, ax = plt.subplots(figsize=(WIDTH, 4.4))
     x = _bar_x(hours)
     vals, gaps = [], False
-    covered = np.isin(hours.date, [d for d in _days(first, last) if d not in missing])
+    covered = np.isin(hours.date, [d for d in days(first, last) if d not in missing])
     for col, colour, marker, lab in (("read_kb_ops", READ_COLOUR, "o", "read_kb_ops (reads)"),
                                      ("write_kb_ops", WRITE_COLOUR, "s",
                                       "write_kb_ops (writes)")):
