@@ -128,7 +128,7 @@ def _header(d: ReportData) -> str:
                f"<b>{integer(s.get('slowed_runs'))}</b> slowed "
                f"(runtime ≥ {d.slowdown_factor:g} × their group mean), "
                f"<b>{integer(s.get('app_hours'))}</b> application-hours of I/O "
-               f"from <b>{integer(s.get('apps'))}</b> applications on "
+               f"from <b>{integer(s.get('apps'))}</b> launches on "
                f"<b>{integer(s.get('filesystems'))}</b> filesystem(s).")
     nav = " ".join(f'<a href="#{escape(fs)}">{escape(fs)}</a>' for fs in d.filesystems)
     return f"""
@@ -222,7 +222,7 @@ def _fs_section(d: ReportData, fs: str, images: dict[str, str]) -> str:
 
 def _top_apps(d: ReportData, fs: str) -> str:
     t = d.top_apps[d.top_apps["fs"] == fs] if not d.top_apps.empty else d.top_apps
-    title = "<h3>Top risky applications (by peak hourly risk_oss + risk_mds)</h3>"
+    title = "<h3>Top risky launches (by peak hourly risk_oss + risk_mds)</h3>"
     if t.empty:
         return title + "<p class='note'>No application had positive risk.</p>"
     rows = []
