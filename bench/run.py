@@ -20,6 +20,8 @@ is busy. Only one benchmark runs at a time (a lock on bench/cache/.lock). Phases
   metrics   attribution + metrics: `jobs/daily.py --stage app_hour --stage fs_hour
             --stage slowdown` in ONE process, so JVM start-up counts once; the stages'
             own times (their progress lines) are reported too
+  warm      bench/warm.py: the same three stages three times in one session; the last
+            repetition's stage times (JVM start-up and class loading paid) are reported
   report    `lassi report daily`
   duckdb    bench/references.py duckdb  (same Parquet, same outputs as app_hour + fs_hour)
   pandas    bench/references.py pandas
@@ -56,10 +58,11 @@ import references  # noqa: E402  (bench/ sibling module)
 
 DATE = dt.date(2017, 10, 10)
 SITE = "archer"
-PHASES = ["simulate", "ingest", "nw", "metrics", "report", "duckdb", "pandas"]
+PHASES = ["simulate", "ingest", "nw", "metrics", "warm", "report", "duckdb", "pandas"]
 DAY = ["ingest", "nw", "metrics", "report"]
 LABEL = {"simulate": "simulate (not in the day)", "ingest": "ingest", "nw": "node_window",
-         "metrics": "attribution+metrics (Spark)", "report": "report",
+         "metrics": "attribution+metrics (Spark)", "warm": "  same, warm session (not in day)",
+         "report": "report",
          "duckdb": "attribution+metrics DuckDB", "pandas": "attribution+metrics pandas"}
 STAGES = ["app_hour", "fs_hour", "slowdown"]
 DAY_LIMIT_S, SPARK_VS_DUCKDB, GROWTH = 300.0, 3.0, 4.4
@@ -113,6 +116,7 @@ class Day:
             "ingest": [lassi, "ingest", "--raw", str(self.raw), *self.wh_args()],
             "nw": [*daily, "--stage", "node_window"],
             "metrics": [*daily, *[a for s in STAGES for a in ("--stage", s)]],
+            "warm": [py, str(BENCH / "warm.py"), *self.wh_args()],
             "report": [lassi, "report", "daily", "--out", str(self.dir / "report"),
                        *self.wh_args()],
             "duckdb": [*ref, "duckdb", *self.wh_args(), "--out", str(self.dir / "ref_duckdb")],
@@ -196,7 +200,7 @@ class Day:
                 return
         elif (c := self.cached("ingest")) is not None:
             self.res["ingest"] = c
-        for phase in ("nw", "metrics", "report", "duckdb", "pandas"):
+        for phase in ("nw", "metrics", "warm", "report", "duckdb", "pandas"):
             if phase in phases:
                 self.res[phase] = self.measure(phase, self.command(phase))
 
@@ -229,6 +233,12 @@ class Day:
             r["metrics"]["rows"] = self.inputs["app_hour_rows"]
             r["metrics"]["note"] = "app_hour rows; stages " + ", ".join(
                 f"{k} {v:.1f}s" for k, v in stages.items())
+        if "warm" in r:
+            m = re.search(r"^WARM (.*)$", r["warm"].get("stdout_tail", ""), re.M)
+            if m:
+                r["warm"]["stages_s"] = json.loads(m.group(1))
+                r["warm"]["note"] = "last of 3 in one session: " + ", ".join(
+                    f"{k} {v:.1f}s" for k, v in r["warm"]["stages_s"].items())
         if "nw" in r:
             m = STAGE_LINE.search(r["nw"].get("stdout_tail", ""))
             if m:
@@ -314,6 +324,14 @@ def targets(big: Day, small: Day | None) -> tuple[list[str], dict]:
                       f"{dk['compute_s']:.1f} s = {pure:.2f}x" if pure else ""))
     else:
         out.append("n/a   Spark attribution+metrics / DuckDB: a phase is missing or failed")
+    warm = big.res.get("warm", {}).get("stages_s")
+    if warm and dk.get("compute_s"):
+        w = sum(warm.values())
+        res.setdefault("spark_vs_duckdb", {})["warm"] = {
+            "spark_stages_s": w, "duckdb_compute_s": dk["compute_s"], "ratio": w / dk["compute_s"]}
+        out.append(f"info  warm session: Spark stages {w:.1f} s vs DuckDB compute "
+                   f"{dk['compute_s']:.1f} s = {w / dk['compute_s']:.2f}x (start-up excluded "
+                   "on both sides)")
     if small is not None:
         d_small = small.day_s()
         if day is not None and d_small:

@@ -42,7 +42,8 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     start, end = day_bounds(date)
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
     return wh.spark.sql(sql("app_hour_counts", window_s=site.window_s, day_start=start,
-                            day_end=end, sum_counters=sums))
+                            day_end=end, sum_counters=sums,
+                            counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
 
 def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> DataFrame:
@@ -85,8 +86,9 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     counts = app_hour_counts(wh, site, date).localCheckpoint()
     base = fs_baseline(wh, site, date, counts).localCheckpoint()
     wh.write(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"), "fs_baseline", [date])
-    wh.write(app_hour_with_risk(wh, site, date, counts, base), "app_hour", [date])
-    return wh.read("app_hour", [date]).count()
+    out = app_hour_with_risk(wh, site, date, counts, base).localCheckpoint()
+    wh.write(out, "app_hour", [date])
+    return out.count()
 
 
 def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
@@ -95,5 +97,6 @@ def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     counters = schema_of("fs_hour").fieldNames()
     sums = ",\n       ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS if c in counters)
     risks = ",\n       ".join(f"SUM(GREATEST(r_{c}, 0.0)) AS r_{c}" for c in ALL_COUNTERS)
-    wh.write(wh.spark.sql(sql("fs_hour", sum_counters=sums, sum_risks=risks)), "fs_hour", [date])
-    return wh.read("fs_hour", [date]).count()
+    out = wh.spark.sql(sql("fs_hour", sum_counters=sums, sum_risks=risks)).localCheckpoint()
+    wh.write(out, "fs_hour", [date])
+    return out.count()

@@ -200,6 +200,191 @@ INGEST_LOG = StructType([
     DATE,
 ])
 
+# --- Beacon layers (issue #4; FORMATS.md §4) ---------------------------------------------------
+# Lustre MDS operation names of the Beacon MDS layer, in the order the simulator writes them.
+BEACON_MDS_OPS = [
+    "open", "close", "mknod", "link", "unlink", "mkdir", "rmdir", "rename", "getattr",
+    "setattr", "getxattr", "setxattr", "statfs", "sync", "samedir_rename", "crossdir_rename",
+]
+LATENCY_BUCKETS = 8
+
+RAW_LWFS_TRACE = StructType([
+    _f("node", StringType()),              # compute node name (from the IP through conf/)
+    _f("ip", StringType(), False),         # node identity in the trace
+    _f("ts", TimestampType(), False),      # UTC, millisecond precision
+    _f("op", StringType(), False),         # OPEN CLOSE READ WRITE STAT MKDIR UNLINK ...
+    _f("fd", StringType()),                # as written (hex handle)
+    _f("offset", LongType()),              # READ/WRITE: first byte
+    _f("size", LongType()),                # READ/WRITE: bytes per request
+    _f("count", LongType(), False),        # requests this line stands for (first pass), >= 1
+    _f("path", StringType()),              # metadata operations
+    _f("file", StringType()),
+    DATE,
+])
+
+RAW_LWFS_SERVER = StructType([
+    _f("fwd", StringType()),               # forwarding node name (from the IP through conf/)
+    _f("ip", StringType(), False),
+    _f("ts", TimestampType(), False),      # the line's UTC time
+    _f("local_ts", TimestampType()),       # the bracketed local time, as written
+    _f("op_class", StringType(), False),   # Meta | Read | Write | Queue
+    _f("kind", StringType(), False),       # exe | wait | length
+    _f("hist", ArrayType(LongType())),     # cumulative latency histogram (8 buckets)
+    _f("hist_delta", ArrayType(LongType())),  # per-interval counts; null for a first sample
+    _f("requests", LongType()),            # sum of hist_delta
+    _f("queue_len", LongType()),           # Queue lines only (a gauge)
+    _f("reset", BooleanType(), False),     # a counter went down since the previous sample
+    _f("file", StringType()),
+    DATE,
+])
+
+RAW_LUSTRE_CLIENT = StructType([
+    _f("fwd", StringType()),
+    _f("ip", StringType(), False),
+    _f("ts", TimestampType(), False),
+    _f("ost", StringType(), False),
+    _f("read_rpc", LongType(), False),     # cumulative
+    _f("write_rpc", LongType(), False),
+    _f("pages_per_rpc", LongType()),       # the interval's average, 4 KiB pages
+    _f("read_rpc_delta", LongType()),      # null for a first sample
+    _f("write_rpc_delta", LongType()),
+    _f("interval_s", DoubleType()),
+    _f("reset", BooleanType(), False),
+    _f("file", StringType()),
+    DATE,
+])
+
+RAW_OST = StructType([
+    _f("ost", StringType(), False),
+    _f("oss", StringType(), False),
+    _f("ts", TimestampType(), False),
+    _f("read_rpc", LongType(), False),     # cumulative
+    _f("write_rpc", LongType(), False),
+    _f("pages_per_rpc", LongType()),
+    _f("read_bytes", LongType(), False),   # cumulative
+    _f("write_bytes", LongType(), False),
+    _f("read_rpc_delta", LongType()),
+    _f("write_rpc_delta", LongType()),
+    _f("read_bytes_delta", LongType()),
+    _f("write_bytes_delta", LongType()),
+    _f("interval_s", DoubleType()),
+    _f("reset", BooleanType(), False),
+    _f("file", StringType()),
+    DATE,
+])
+
+RAW_MDS = StructType(
+    [
+        _f("mds", StringType(), False),    # the MDS host the file came from
+        _f("source", StringType(), False),  # requesting host or IP as written
+        _f("source_node", StringType()),    # its name through conf/ (forwarding node ...)
+        _f("source_kind", StringType(), False),  # forwarding | login | cluster | other
+        _f("ts", TimestampType(), False),
+    ]
+    + [_f(op, LongType()) for op in BEACON_MDS_OPS]           # per-interval deltas
+    + [
+        _f("ops", LongType()),             # sum of the deltas; null for a first sample
+        _f("cumulative", ArrayType(LongType())),  # the line's counters, BEACON_MDS_OPS order
+        _f("interval_s", DoubleType()),
+        _f("reset", BooleanType(), False),
+        _f("file", StringType()),
+        DATE,
+    ]
+)
+
+FWD_MAP = StructType([
+    _f("node", StringType(), False),       # compute node
+    _f("ip", StringType()),
+    _f("fwd", StringType(), False),
+    _f("fwd_ip", StringType()),
+    _f("fwd_peak_bw", DoubleType()),       # bytes/s, benchmarked
+    DATE,
+])
+
+OST_MAP = StructType([
+    _f("ost", StringType(), False),
+    _f("oss", StringType(), False),
+    _f("fs", StringType(), False),
+    _f("ost_peak_bw", DoubleType()),       # bytes/s, benchmarked
+    DATE,
+])
+
+TRACE_MERGED = StructType([
+    _f("job_id", StringType(), False),
+    _f("ts", LongType(), False),           # epoch second of the entries
+    _f("op", StringType(), False),
+    _f("fd", StringType()),
+    _f("size", LongType()),
+    _f("offset", LongType()),
+    _f("count", LongType(), False),        # first-pass count of each node's entry
+    _f("n_nodes", IntegerType(), False),   # nodes whose entry had exactly this vector
+    _f("nodes", ArrayType(StringType()), False),
+    DATE,
+])
+
+TRACE_COMPRESSION = StructType([
+    _f("job_id", StringType(), False),
+    _f("app", StringType()),               # executable / job name
+    _f("n_nodes", IntegerType()),
+    _f("raw_entries", LongType(), False),  # requests before the first pass (sum of counts)
+    _f("first_pass_entries", LongType(), False),
+    _f("merged_entries", LongType(), False),
+    _f("first_pass_ratio", DoubleType()),
+    _f("second_pass_ratio", DoubleType()),
+    _f("total_ratio", DoubleType()),
+    _f("lossless", BooleanType()),         # expanding trace_merged gave back the multiset
+    DATE,
+])
+
+JOB_TIMESERIES = StructType([
+    _f("job_id", StringType(), False),
+    _f("layer", StringType(), False),      # compute | forwarding | ost | mds
+    _f("component", StringType(), False),  # node, fwd, OST or MDS name
+    _f("ts", TimestampType(), False),      # start of the interval
+    _f("interval_s", IntegerType(), False),
+    _f("read_bytes", DoubleType(), False),
+    _f("write_bytes", DoubleType(), False),
+    _f("read_ops", DoubleType(), False),
+    _f("write_ops", DoubleType(), False),
+    _f("md_ops", DoubleType(), False),
+    _f("share", DoubleType()),             # the job's share of a shared component's load
+    DATE,
+])
+
+JOB_SUMMARY = StructType([
+    _f("job_id", StringType(), False),
+    _f("app", StringType()),
+    _f("user", StringType()),
+    _f("start", TimestampType()),
+    _f("end", TimestampType()),
+    _f("runtime_s", DoubleType()),
+    _f("n_nodes", IntegerType()),
+    _f("n_io_nodes", IntegerType()),
+    _f("n_files", IntegerType()),
+    _f("read_bytes", LongType(), False),
+    _f("write_bytes", LongType(), False),
+    _f("io_seconds", LongType()),          # seconds with I/O
+    _f("avg_read_bw", DoubleType()),       # bytes/s over the seconds with reads
+    _f("avg_write_bw", DoubleType()),
+    _f("avg_bw", DoubleType()),            # bytes / io_seconds
+    _f("peak_read_bw", DoubleType()),
+    _f("peak_write_bw", DoubleType()),
+    _f("peak_bw", DoubleType()),           # largest per-second bytes
+    _f("avg_iops", DoubleType()),          # data requests / io_seconds
+    _f("io_mode", StringType()),           # 1:1 | N:1 | N:N | N:M
+    _f("md_ops", LongType()),
+    _f("avg_mdops", DoubleType()),         # metadata ops/s during the I/O phases
+    _f("size_hist", ArrayType(LongType())),  # requests per REQUEST_SIZE_EDGES bucket
+    _f("dominant_size", StringType()),     # label of the bucket with most bytes
+    _f("fwd_nodes", ArrayType(StringType())),
+    _f("osts", ArrayType(StringType())),
+    _f("core_hours", DoubleType()),
+    DATE,
+])
+# request-size buckets of job_summary.size_hist: [edge_k, edge_k+1) bytes, last open-ended
+REQUEST_SIZE_EDGES = [0, 4096, 16384, 65536, 262144, 1048576, 4194304]
+REQUEST_SIZE_LABELS = ["<4K", "4K-16K", "16K-64K", "64K-256K", "256K-1M", "1M-4M", ">=4M"]
+
 TABLES: dict[str, StructType] = {
     "raw_lustre_stats": RAW_LUSTRE_STATS,
     "node_window": NODE_WINDOW,
@@ -210,6 +395,17 @@ TABLES: dict[str, StructType] = {
     "run_group": RUN_GROUP,
     "quarantine": QUARANTINE,
     "ingest_log": INGEST_LOG,
+    "raw_lwfs_trace": RAW_LWFS_TRACE,
+    "raw_lwfs_server": RAW_LWFS_SERVER,
+    "raw_lustre_client": RAW_LUSTRE_CLIENT,
+    "raw_ost": RAW_OST,
+    "raw_mds": RAW_MDS,
+    "fwd_map": FWD_MAP,
+    "ost_map": OST_MAP,
+    "trace_merged": TRACE_MERGED,
+    "trace_compression": TRACE_COMPRESSION,
+    "job_timeseries": JOB_TIMESERIES,
+    "job_summary": JOB_SUMMARY,
 }
 
 

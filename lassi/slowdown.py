@@ -39,7 +39,8 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     metrics = run_metrics(wh, site, date).localCheckpoint()
     metrics.createOrReplaceTempView("run_metrics")
     groups = wh.spark.sql(sql("run_group", period_start=first.isoformat(),
-                              period_end=last.isoformat(), date=date.isoformat()))
+                              period_end=last.isoformat(), date=date.isoformat())
+                        ).localCheckpoint()
     wh.write(groups, "run_group", [date])
     dates = [date - dt.timedelta(days=1), date]
     ingest_cols = [c for c in schema_of("app_run").fieldNames()
@@ -48,6 +49,7 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     m = metrics.select("app_id", "source", *APP_RUN_ANALYSIS)
     out = runs.join(m, ["app_id", "source"], "left").localCheckpoint()
     wh.write(out, "app_run", [d for d in dates if wh.has("app_run", d)])
-    done = out.filter(F.col("slowdown").isNotNull())
-    return (f"{done.count()} runs with a slowdown factor, {done.filter(F.col('slowed')).count()}"
-            f" slowed, {wh.read('run_group', [date]).count()} command groups")
+    n = out.agg(F.count("slowdown").alias("done"),
+                F.count_if(F.col("slowed")).alias("slowed")).first()
+    return (f"{n['done']} runs with a slowdown factor, {n['slowed']} slowed, "
+            f"{groups.count()} command groups")
