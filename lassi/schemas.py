@@ -317,6 +317,7 @@ TRACE_MERGED = StructType([
     _f("size", LongType()),
     _f("offset", LongType()),
     _f("count", LongType(), False),        # first-pass count of each node's entry
+    _f("path", StringType()),              # metadata entries: part of the vector; else null
     _f("n_nodes", IntegerType(), False),   # nodes whose entry had exactly this vector
     _f("nodes", ArrayType(StringType()), False),
     DATE,

@@ -118,13 +118,16 @@ class Run:
 # Archetype sizes grow with the site up to this many nodes; a bigger site runs more jobs,
 # not bigger ones (ARCHER's 4,920 nodes ran about 4,000 launches a day).
 APP_SIZE_SITE_NODES = 512
+# A mode is what the trace shows at node level, so a run is never too small for its mode:
+# N:N and N:1 need 2 nodes doing I/O, N:M at least 2 of at least 3 nodes (1 < M < N).
+MIN_NODES = {"N:N": 2, "N:1": 2, "N:M": 3, "1:1": 1}
 
 
 def _scaled_nodes(rng: np.random.Generator, arch: Archetype, site_nodes: int) -> int:
     lo, hi = arch.nodes
     site_nodes = min(site_nodes, APP_SIZE_SITE_NODES)
     f = site_nodes / 4096
-    lo = max(1, round(lo * f)) if arch.mode != "1:1" else lo
+    lo = max(MIN_NODES[arch.mode], round(lo * f)) if arch.mode != "1:1" else lo
     hi = max(lo, min(round(hi * f), site_nodes // 4))
     return int(rng.integers(lo, hi + 1))
 
@@ -156,7 +159,7 @@ def _io_node_count(arch: Archetype, n: int) -> int:
     if arch.mode == "1:1":
         return 1
     if arch.mode == "N:M":
-        return max(1, n // 16)
+        return min(n - 1, max(2, n // 16))
     return n
 
 
