@@ -39,9 +39,12 @@ test: java mariadb venv $(AIRFLOW_STAMP)
 	$(PY) -m pytest -q
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
+# LASSi day (bench/run.py), then Beacon trace compression (BEACON_BENCH_ARGS=--quick: ~70 s)
 BENCH_ARGS ?=
+BEACON_BENCH_ARGS ?=
 bench: java venv
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/beacon_compress.py $(BEACON_BENCH_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -103,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--limit", type=_positive, default=50)
     _common(q, site=False)
 
+    c = sub.add_parser("compress-trace", help="first-pass compress an LWFS client trace: "
+                       "stdin -> stdout (Beacon, per compute node)")
+    c.add_argument("--stats", action="store_true",
+                   help="print lines in/out and the ratio to stderr")
+
     d = sub.add_parser("demo", help="what `make demo` runs: simulate, ingest, daily run, report")
     d.add_argument("--site", default="archer")
     d.add_argument("--nodes", type=_positive, default=256)
@@ -217,6 +222,23 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_compress_trace(args) -> int:
+    """stdin -> stdout through the first pass; a closed stdout (`| head`) ends it quietly."""
+    from lassi.trace_compress import CompressStats, compress_stream
+
+    st = CompressStats()
+    try:
+        compress_stream(sys.stdin.buffer, sys.stdout.buffer, st)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)   # no second error when Python flushes
+        os.dup2(devnull, sys.stdout.fileno())
+    if args.stats:
+        print(f"compress-trace: {st.lines_in} lines in, {st.lines_out} lines out, ratio "
+              f"{st.ratio:.2f} ({st.requests} requests in {st.data_in} -> {st.data_out} data "
+              f"lines; {st.passed} not trace lines, passed through)", file=sys.stderr)
+    return 0
+
+
 def cmd_later(issue: int):
     def run(args) -> int:
         raise CliError(f"`lassi {args.cmd}` arrives with issue #{issue}; not available yet")
@@ -233,6 +255,7 @@ def cmd_demo(args) -> int:
 
 COMMANDS = {"simulate": cmd_simulate, "ingest": cmd_ingest, "run": cmd_run, "sql": cmd_sql,
             "report": cmd_report, "evaluate": cmd_later(5), "demo": cmd_demo}
+COMMANDS["compress-trace"] = cmd_compress_trace
 
 
 def main(argv: list[str] | None = None) -> int:

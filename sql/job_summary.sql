@@ -81,7 +81,7 @@ SELECT j.job_id, j.app, j.user, j.start, j.`end`,
        z.size_hist,
        CASE WHEN array_max(z.size_bytes) > 0
             THEN element_at(array(${size_labels}),
-                            array_position(z.size_bytes, array_max(z.size_bytes)))
+                            CAST(array_position(z.size_bytes, array_max(z.size_bytes)) AS INT))
        END AS dominant_size,
        n.fwd_nodes, o.osts,
        j.n_nodes * ${cores_per_node}
