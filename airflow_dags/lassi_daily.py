@@ -1,7 +1,8 @@
 """
 ### lassi_daily: one site-day of LASSi I/O analytics
 
-`ingest` → `node_window` → `app_hour` → `fs_hour` → `slowdown` → `report`, each task one
+`ingest` → `node_window` → `app_hour` → `fs_hour` → `slowdown` → `trace_merged` →
+`job_profile` → `system_views` → `report`, each task one
 `spark-submit` of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
 
 * **ingest**: `jobs/ingest_raw.py --raw <raw_root> --date <ds>`, everything the collectors (or
@@ -40,7 +41,8 @@ from airflow.sdk import DAG, BaseHook, Param, chain
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 # Order of lassi.daily.STAGES (kept literal: the DAG file imports no lassi; a test checks it).
-STAGES = ["node_window", "app_hour", "fs_hour", "slowdown"]
+STAGES = ["node_window", "app_hour", "fs_hour", "slowdown", "trace_merged", "job_profile",
+          "system_views"]
 
 LASSI_HOME = Path(os.environ.get("LASSI_HOME") or Path(__file__).resolve().parents[1])
 SPARK_CONN_ID = "lassi_spark"

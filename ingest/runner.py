@@ -3,18 +3,43 @@
 `ingest_source` handles one source over files/directories; `ingest_raw` everything a
 simulator or site collector wrote under one folder for one date. Every run reports
 lines read = lines used + lines quarantined, writes the quarantine and an `ingest_log` row.
+
+Beacon layers (`BEACON`): files `beacon/<layer>/<host>/<YYYY-MM-DD>.log[.gz]` are parsed on
+the executors, each with the same host's previous-day file as delta seed; a file's lines
+of another UTC day than its name's (or the requested date) are quarantined, so a write
+never touches a partition it does not own. Every Beacon ingest also writes `fwd_map` and
+`ost_map` for its dates from the site configuration.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
-from ingest import alps, beacon_job, lustre_stats, pbs, slurm
+from ingest import (
+    alps,
+    beacon_job,
+    beacon_layers,
+    beacon_maps,
+    lustre_stats,
+    lwfs_client,
+    lwfs_server,
+    pbs,
+    slurm,
+)
 from lassi.config import Site
 from lassi.quarantine import ParseStats, Quarantined
 from lassi.schemas import schema_of
@@ -22,11 +47,23 @@ from lassi.textio import iter_files
 from lassi.warehouse import Warehouse
 
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
-LATER = {
-    "lmt": 6, "darshan": 6, "lfs-df": 6, "lctl-dl": 6, "lwfs-client": 4, "lwfs-server": 4,
-    "lustre-client": 4, "ost": 4, "mds": 4,
+# Beacon layer -> (table, parse_file(path, site, prev, day))
+BEACON: dict[str, tuple[str, Callable]] = {
+    "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file),
+    "lwfs-server": ("raw_lwfs_server", lwfs_server.parse_file),
+    "lustre-client": ("raw_lustre_client", beacon_layers.parse_lustre_client),
+    "ost": ("raw_ost", beacon_layers.parse_ost),
+    "mds": ("raw_mds", beacon_layers.parse_mds),
 }
-SOURCES = ["lustre", *SCHEDULER, *LATER]
+LATER = {"lmt": 6, "darshan": 6, "lfs-df": 6, "lctl-dl": 6}
+SOURCES = ["lustre", *SCHEDULER, *BEACON, *LATER]
+# (file, previous-day file or None, the UTC day the file holds or None)
+BeaconTask = tuple[str, str | None, dt.date | None]
+_EPOCH, _US = dt.datetime(1970, 1, 1), dt.timedelta(microseconds=1)
+# a quarantined line as the executors send it (JSON in the wire rows' `aux`)
+_Q_JSON = StructType([StructField("source", StringType()), StructField("file", StringType()),
+                      StructField("line_no", IntegerType()), StructField("raw", StringType()),
+                      StructField("reason", StringType())])
 
 
 class IngestError(Exception):
@@ -87,16 +124,166 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     return stats
 
 
+def file_day(path: str | Path) -> dt.date | None:
+    """The UTC day of a Beacon file named `<YYYY-MM-DD>.log[.gz]`, else None."""
+    try:
+        return dt.date.fromisoformat(Path(path).name.split(".", 1)[0])
+    except ValueError:
+        return None
+
+
+def prev_day_file(path: str | Path) -> str | None:
+    """The same host's previous-day file beside `path` (`.log` or `.log.gz`), if any."""
+    day = file_day(path)
+    if day is None:
+        return None
+    p = Path(path)
+    prev = (day - dt.timedelta(days=1)).isoformat()
+    rest = p.name.split(".", 1)[1] if "." in p.name else ""
+    names = [f"{prev}.{rest}" if rest else prev, f"{prev}.log", f"{prev}.log.gz"]
+    for name in dict.fromkeys(names):
+        if (p.parent / name).is_file():
+            return str(p.parent / name)
+    return None
+
+
+def beacon_tasks(files: list[Path], date: dt.date | None) -> list[BeaconTask]:
+    """(file, seed, day) of every file to ingest: with `date`, the files named for that
+    day (and files without a date in their name); each with its previous-day seed."""
+    out = []
+    for f in files:
+        day = file_day(f)
+        if date is not None and day is not None and day != date:
+            continue
+        out.append((str(f), prev_day_file(f), date or day))
+    return out
+
+
+def _balanced(tasks: list[BeaconTask], n: int) -> list[list[BeaconTask]]:
+    """Split tasks into n bins of about equal bytes (largest file first)."""
+    def size(t: BeaconTask) -> int:
+        try:
+            return Path(t[0]).stat().st_size + 1
+        except OSError:
+            return 1
+
+    bins: list[list[BeaconTask]] = [[] for _ in range(n)]
+    load = [0] * n
+    for nbytes, t in sorted(((size(t), t) for t in tasks), key=lambda x: -x[0]):
+        i = load.index(min(load))
+        bins[i].append(t)
+        load[i] += nbytes
+    return [b for b in bins if b]
+
+
+def _wire_schema(table: str) -> StructType:
+    """What the executors emit for a Beacon table: `tag` ('r' a row, 'q' a quarantined line,
+    's' a file's stats), the table's columns (nullable, no date; timestamps as epoch
+    microseconds, much cheaper to hand to the JVM than datetimes) and `aux` (JSON of q/s)."""
+    cols = [StructField(f.name, LongType() if isinstance(f.dataType, TimestampType)
+                        else f.dataType, True)
+            for f in schema_of(table).fields if f.name != "date"]
+    return StructType([StructField("tag", StringType(), False), *cols,
+                       StructField("aux", StringType(), True)])
+
+
+def _micros(ts: dt.datetime | None) -> int | None:
+    """Epoch microseconds of a naive UTC datetime."""
+    return None if ts is None else (ts - _EPOCH) // _US
+
+
+def _beacon_partition(bins, source: str, site: Site):
+    """Executor side: parse one layer's files; emit rows, quarantine and stats as wire rows."""
+    table, parse = BEACON[source]
+    fields = schema_of(table).fieldNames()[:-1]
+    times = [f.name for f in schema_of(table).fields if isinstance(f.dataType, TimestampType)]
+    blank = (None,) * len(fields)
+    for tasks in bins:
+        for f, prev, day in tasks:
+            rows, qs, st = parse(f, site, prev, day)
+            for r in rows:
+                for k in times:
+                    r[k] = _micros(r[k])
+                yield ("r", *[r[k] for k in fields], None)
+            for q in qs:
+                yield ("q", *blank, json.dumps({"source": q.source, "file": q.file,
+                                                "line_no": q.line_no, "raw": q.raw,
+                                                "reason": q.reason}))
+            yield ("s", *blank, json.dumps([st.files, st.lines_read, st.lines_used,
+                                            st.lines_quarantined, st.rows, st.counter_resets,
+                                            st.extra]))
+
+
+def _ingest_layer(spark: SparkSession, wh: Warehouse, site: Site, source: str,
+                  tasks: list[BeaconTask], now: dt.datetime, qdate: dt.date):
+    """Parse one Beacon layer in parallel and write its table.
+
+    The wire rows are cached once in the JVM, so rows, stats and quarantine are split off
+    there without another pass through Python. Returns (stats, quarantine rows, dates).
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    table = BEACON[source][0]
+    bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
+    rdd = sc.parallelize(bins, len(bins)).mapPartitions(
+        lambda it: _beacon_partition(it, source, site))
+    wire = (spark.createDataFrame(rdd, _wire_schema(table), verifySchema=False)
+            .persist(StorageLevel.MEMORY_AND_DISK))
+    cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
+            else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
+    rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date("ts"))
+    owned = {d for _, _, d in tasks if d is not None}
+    dates = set(wh.write(rows, table, sorted(owned)))
+    stats = ParseStats(source)
+    for r in wire.filter(F.col("tag") == "s").select("aux").collect():  # one per file
+        files, read, used, quarantined, n, resets, extra = json.loads(r.aux)
+        stats.add(ParseStats(source, files, read, used, quarantined, n, resets, extra))
+    q = F.from_json("aux", _Q_JSON)
+    qs = (wire.filter(F.col("tag") == "q")
+          .select(*[q[c].alias(c) for c in _Q_JSON.fieldNames()],
+                  F.lit(now).alias("ingested_at"), F.lit(qdate).alias("date"))
+          .localCheckpoint())
+    wire.unpersist()
+    return stats, qs, dates
+
+
+def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
+                  plan: dict[str, list[BeaconTask]], date: dt.date | None) -> list[ParseStats]:
+    """Ingest Beacon layers ({source: tasks}) into their tables, then one quarantine and
+    ingest_log rewrite for all of them, and `fwd_map`/`ost_map` for every date written.
+
+    Quarantine and log rows go to `date` (today when None), as for the other sources.
+    """
+    qdate = date or dt.datetime.now(dt.timezone.utc).date()
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
+    out, q_df, dates = [], None, set()
+    for source, tasks in plan.items():
+        stats, qs, written = _ingest_layer(spark, wh, site, source, tasks, now, qdate)
+        out.append(stats)
+        q_df = qs if q_df is None else q_df.unionByName(qs)
+        dates |= written
+    replace_source_rows(wh, "quarantine", q_df, [qdate], list(plan))
+    logs = spark.createDataFrame([_log_row(st, qdate, now) for st in out], schema_of("ingest_log"))
+    replace_source_rows(wh, "ingest_log", logs, [qdate], list(plan))
+    beacon_maps.write_maps(spark, wh, site, dates | ({date} if date else set()))
+    return out
+
+
 def replace_source_rows(wh: Warehouse, table: str, df, dates: list[dt.date],
-                        source: str) -> None:
-    """Replace `source`'s rows of `table` on `dates` by `df`, keeping other sources' rows.
+                        source: str | list[str]) -> None:
+    """Replace `source`'s rows (or those of a list of sources) of `table` on `dates` by `df`,
+    keeping other sources' rows.
 
     Tables shared by several sources (quarantine, ingest_log, app_run) are rewritten whole
     per date; the old rows are materialised first, detached from the files being replaced.
     """
     from pyspark.sql import functions as F
 
-    old = wh.read(table, dates).filter(F.col("source") != source)
+    sources = [source] if isinstance(source, str) else list(source)
+    old = wh.read(table, dates).filter(~F.col("source").isin(sources))
     wh.write(old.unionByName(df).localCheckpoint(), table, dates)
 
 
@@ -157,12 +344,17 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
     """Ingest one source from files or directories; returns the line accounting."""
     if source in LATER:
         raise IngestError(f"source {source!r} arrives with issue #{LATER[source]}; "
-                          f"available now: lustre, {', '.join(SCHEDULER)}")
+                          f"available now: lustre, {', '.join([*SCHEDULER, *BEACON])}")
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")
+    if source in BEACON:
+        tasks = beacon_tasks(files, date)
+        if not tasks:
+            raise IngestError(f"no {source} files for {date} under {' '.join(inputs)}")
+        return ingest_beacon(spark, wh, site, {source: tasks}, date)[0]
     qdate = date or dt.datetime.now(dt.timezone.utc).date()
     if source == "lustre":
         stats = ingest_lustre(spark, wh, site, files, qdate)
@@ -179,7 +371,8 @@ def _day_files(folder: Path, day: dt.date, fmt: Callable[[dt.date], str]) -> lis
 def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: dt.date
                ) -> list[ParseStats]:
     """Everything under a simulator/collector folder for one date (and the next day's
-    first captures, which close the date's last window)."""
+    first captures, which close the date's last window); Beacon layers
+    `beacon/<layer>/*/<date>.log[.gz]` with the previous day's files as delta seeds."""
     raw = Path(raw)
     if not raw.is_dir():
         raise IngestError(f"no such raw folder: {raw}")
@@ -199,6 +392,13 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         stats = ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main))
         _log(spark, wh, stats, date)
         out.append(stats)
+    layers = {}
+    for layer in BEACON:
+        main = _day_files(raw / "beacon" / layer, date, day)
+        if main:
+            layers[layer] = beacon_tasks(main, date)
+    if layers:
+        out += ingest_beacon(spark, wh, site, layers, date)
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
     return out

@@ -21,6 +21,9 @@ STAGES: dict[str, str] = {
     "app_hour": "lassi.lassi_metrics:build_app_hour",
     "fs_hour": "lassi.lassi_metrics:build_fs_hour",
     "slowdown": "lassi.slowdown:build_run_metrics",
+    "trace_merged": "lassi.trace_merge:build_trace_merged",
+    "job_profile": "lassi.job_profile:build_job_profile",
+    "system_views": "lassi.system_views:build_system_views",
 }
 
 

@@ -16,9 +16,11 @@ from pathlib import Path
 
 from lassi.config import Site
 from lassi.report import figures
+from lassi.report.beacon import beacon_section
 from lassi.report.data import ReportData, load
-from lassi.report.html import page
-from lassi.warehouse import Warehouse
+from lassi.report.html import beacon_page, page
+from lassi.system_views import has_beacon_data
+from lassi.warehouse import Warehouse, days
 
 FIGURES = ("risk_stats", "oss_risk", "mds_risk", "ops_metric")
 GROUPS_DIR = "_groups"
@@ -30,7 +32,7 @@ def report_name(site: Site, first: dt.date, last: dt.date) -> str:
     return f"{site.name}-{span}"
 
 
-def render(d: ReportData, folder: Path) -> Path:
+def render(d: ReportData, folder: Path, beacon: str = "") -> Path:
     """Write figures and the page of `d` into `folder`; return index.html."""
     missing = d.missing_dates
     images: dict[str, dict[str, str]] = {}
@@ -50,7 +52,8 @@ def render(d: ReportData, folder: Path) -> Path:
                                     folder / GROUPS_DIR / "run_groups.png")
     groups_img = f"{GROUPS_DIR}/run_groups.png" if groups_png else None
     index = folder / "index.html"
-    index.write_text(page(d, images, groups_img), encoding="utf-8")
+    d.has_beacon = bool(beacon)
+    index.write_text(page(d, images, groups_img, beacon), encoding="utf-8")
     return index
 
 
@@ -81,8 +84,24 @@ def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
     """
     if last < first:
         raise ValueError(f"--from {first} is after --to {last}")
-    data = load(wh, site, first, last)
-    return publish(Path(out), report_name(site, first, last), lambda f: render(data, f))
+    period = days(first, last)
+    try:
+        data = load(wh, site, first, last)
+    except ValueError:
+        if not any(has_beacon_data(wh, d) for d in period):
+            raise
+        data = None     # a Beacon-only site (forwarding layers, no Lustre export stats)
+
+    def build(folder: Path) -> Path:
+        beacon = "\n".join(filter(None, (beacon_section(wh, site, d, folder) for d in period)))
+        if data is not None:
+            return render(data, folder, beacon)
+        folder.mkdir(parents=True, exist_ok=True)
+        index = folder / "index.html"
+        index.write_text(beacon_page(site.name, first, last, beacon), encoding="utf-8")
+        return index
+
+    return publish(Path(out), report_name(site, first, last), build)
 
 
 def publish(out: Path, name: str, build: Callable[[Path], Path]) -> Path:

@@ -53,6 +53,7 @@ class ReportData:
     group_runs: pd.DataFrame     # runs of the scatter groups: command, runtime_s, risk sums
     groups_date: dt.date | None = None
     notes: list[str] = field(default_factory=list)
+    has_beacon: bool = False     # the page carries Beacon sections (set when rendering)
 
     @property
     def missing_dates(self) -> list[dt.date]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from html import escape
 
@@ -119,6 +120,29 @@ def period_text(d: ReportData) -> str:
     return d.first.isoformat() if d.first == d.last else f"{d.first} to {d.last}"
 
 
+def beacon_page(site: str, first: dt.date, last: dt.date, beacon: str) -> str:
+    """The page of a site-day with Beacon data but no LASSi (Lustre export) data."""
+    span = first.isoformat() if first == last else f"{first} to {last}"
+    now = dt.datetime.now(dt.timezone.utc)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>lassi report {escape(site)} {span}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<h1>lassi daily report: {escape(site)}, {span}</h1>
+<p class="meta">Generated {now:%Y-%m-%d %H:%M} UTC. All times are UTC. This site has
+Beacon multi-layer data only (no Lustre export statistics, so no LASSi risk figures).</p>
+{beacon}
+<p class="meta">lassi: Beacon per-job profiles and system views (Yang et al.), computed
+with Spark from the LWFS client and server, Lustre client, OST and MDS layers.</p>
+</body>
+</html>
+"""
+
+
 def _header(d: ReportData) -> str:
     s = d.summary
     missing = d.missing_dates
@@ -141,8 +165,14 @@ risks are per hour.</p>
 <div class="box">{_quality(d)}</div>
 <div class="box">{_how_to_read(d)}</div>
 </div>
-<nav><b>Filesystems:</b> {nav} <a href="#run-groups">run groups</a></nav>
+<nav><b>Filesystems:</b> {nav} <a href="#run-groups">run groups</a>{_beacon_link(d)}</nav>
 """
+
+
+def _beacon_link(d: ReportData) -> str:
+    """Nav link to the first Beacon section (set by the caller when there is one)."""
+    return (f' <b>Beacon:</b> <a href="#beacon-{d.first.isoformat()}">forwarding layer, '
+            f"jobs</a>" if d.has_beacon else "")
 
 
 def _quality(d: ReportData) -> str:
@@ -334,8 +364,10 @@ def _r(v) -> str:
     return "–" if _missing(v) else f"{float(v):+.2f}"
 
 
-def page(d: ReportData, images: dict[str, dict[str, str]], groups_image: str | None) -> str:
-    """The whole HTML page; `images` maps fs -> figure key -> relative PNG path."""
+def page(d: ReportData, images: dict[str, dict[str, str]], groups_image: str | None,
+         beacon: str = "") -> str:
+    """The whole HTML page; `images` maps fs -> figure key -> relative PNG path; `beacon`
+    the Beacon sections (HTML, may be empty)."""
     sections = "\n".join(_fs_section(d, fs, images.get(fs, {})) for fs in d.filesystems)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -347,6 +379,7 @@ def page(d: ReportData, images: dict[str, dict[str, str]], groups_image: str | N
 <body>
 {_header(d)}
 {sections}
+{beacon}
 {_groups(d, groups_image)}
 <p class="meta">lassi: LASSi risk and ops metrics (Sivalingam et al.), computed with Spark
 from Lustre export stats and scheduler logs.</p>

@@ -10,7 +10,8 @@
   request size, `count × size` the bytes of the line, offsets contiguous per fd across
   lines. A data phase opens its files (`OPEN <fd> path=/User<n>/<hash>/<hash>`) at its
   first second and closes them (`CLOSE <fd>`) at the first second after its last I/O.
-  File sharing follows the I/O mode: N:N and N:M each I/O node its own file; 1:1 one node,
+  A phase's file handle (fd) is the same on every node of the run (one program, one code
+  path). File sharing follows the I/O mode: N:N and N:M each I/O node its own file; 1:1 one node,
   one file; N:1 all I/O nodes open the same path (each its own fd) and write disjoint
   regions of it (node i from offset i × ceil(phase requests / nodes) × size). Each phase
   uses new files. Metadata segments are written as one line per node, second and
@@ -455,7 +456,9 @@ class BeaconWriter:
                 st.paths.append(f"{top}/{_hash64(f'{job}/shared{phase}')}")
             else:
                 st.paths.append(f"{top}/{_hash64(f'{job}/file{phase}/{i}')}")
-            h = _hash64(f"{job}/fd{phase}/{i}") & 0xFFFFF
+            # the same program on every node: the handle of a phase's file is the same on
+            # each node (what lets Beacon's second pass merge identical vectors)
+            h = _hash64(f"{job}/fd{phase}") & 0xFFFFF
             st.fds.append(f"{0x120000000 + (h << 4):#x}")
         size = max(1, int(st.seg.reqsize))
         if mode == "N:1":

@@ -1,0 +1,55 @@
+"""The static maps of a forwarding site, from `conf/` -> `fwd_map` and `ost_map` (one date).
+
+`fwd_map`: every compute node -> its forwarding node (`site.fwd_of`), both IPs and the
+forwarding node's benchmarked peak bandwidth (bytes/s). `ost_map`: every OST -> its OSS
+and filesystem, and the OST's peak bandwidth. A site without a forwarding layer has an
+empty `fwd_map` and still an `ost_map`. Written whenever a Beacon layer is ingested, so
+each date carries the topology it was ingested with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from lassi.config import Site
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lassi.warehouse import Warehouse
+
+
+def fwd_map_rows(site: Site, date: dt.date) -> list[tuple]:
+    """(node, ip, fwd, fwd_ip, fwd_peak_bw, date) for every compute node."""
+    if not site.has_forwarding:
+        return []
+    peak = site.fwd_peak_bw
+    fwd_ips = {f: site.fwd_ip(f) for f in site.fwd_nodes}
+    out = []
+    for node in site.compute_nodes:
+        fwd = site.fwd_of(node)
+        out.append((node, site.node_ip(node), fwd, fwd_ips[fwd], peak, date))
+    return out
+
+
+def ost_map_rows(site: Site, date: dt.date) -> list[tuple]:
+    """(ost, oss, fs, ost_peak_bw, date) for every OST of every filesystem."""
+    return [(ost, fs.oss_of[ost], fs.name, fs.ost_peak_bw, date)
+            for fs in site.filesystems for ost in fs.osts]
+
+
+def write_maps(spark: SparkSession, wh: Warehouse, site: Site,
+               dates: Iterable[dt.date]) -> dict[str, int]:
+    """Replace `fwd_map` and `ost_map` on each of `dates`; rows written per table."""
+    from lassi.schemas import schema_of
+
+    ds = sorted(set(dates))
+    counts = {}
+    for table, make in (("fwd_map", fwd_map_rows), ("ost_map", ost_map_rows)):
+        rows = [r for d in ds for r in make(site, d)]
+        df = spark.createDataFrame(rows, schema_of(table))
+        wh.write(df, table, ds)
+        counts[table] = len(rows)
+    return counts
