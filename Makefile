@@ -34,6 +34,7 @@ mariadb:
 
 demo: java venv
 	$(VENV)/bin/lassi demo --dir demo
+	$(VENV)/bin/lassi demo --site taihulight --dir demo
 
 test: java mariadb venv $(AIRFLOW_STAMP)
 	$(PY) -m pytest -q

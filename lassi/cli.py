@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="what `make demo` runs: simulate, ingest, daily run, report")
     d.add_argument("--site", default="archer")
     d.add_argument("--nodes", type=_positive, default=256)
-    d.add_argument("--date", type=_date, default=dt.date(2017, 10, 10))
+    d.add_argument("--date", type=_date, default=None,
+                   help="default: 2017-10-10 (archer), 2018-02-25 (taihulight)")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--dir", default="./demo", help="where raw files, warehouse and report go")
     return p

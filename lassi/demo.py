@@ -8,9 +8,17 @@ from pathlib import Path
 
 from lassi.config import load_site
 
+# the simulated day of each site when --date is not given (the papers' periods)
+DEFAULT_DATES = {"archer": dt.date(2017, 10, 10), "taihulight": dt.date(2018, 2, 25)}
 
-def demo(site_name: str, nodes: int, date: dt.date, seed: int, root: Path) -> Iterator[str]:
-    """Simulate, ingest, run the daily stages; yield what happened and where it is."""
+
+def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
+         ) -> Iterator[str]:
+    """Simulate, ingest, run the daily stages; yield what happened and where it is.
+
+    Each site gets its own warehouse (`<root>/warehouse/<site>`); a forwarding site traces
+    every job (Beacon's per-job profiles need the LWFS client trace).
+    """
     from ingest.runner import ingest_raw
     from lassi.daily import run_daily
     from lassi.sim.runner import simulate
@@ -18,9 +26,11 @@ def demo(site_name: str, nodes: int, date: dt.date, seed: int, root: Path) -> It
     from lassi.warehouse import Warehouse
 
     site = load_site(site_name, nodes=nodes)
-    raw, wh_root = root / "raw" / site.name, root / "warehouse"
+    date = date or DEFAULT_DATES.get(site.name, DEFAULT_DATES["archer"])
+    raw, wh_root = root / "raw" / site.name, root / "warehouse" / site.name
     if not (raw / "truth.json").exists():
-        res = simulate(site, date, 1, seed, raw)
+        res = simulate(site, date, 1, seed, raw,
+                       traced_fraction=1.0 if site.has_forwarding else 0.1)
         yield f"simulated {res['runs']} runs on {nodes} {site.name} nodes -> {raw}"
     else:
         yield f"reusing simulated raw files in {raw}"
@@ -32,9 +42,13 @@ def demo(site_name: str, nodes: int, date: dt.date, seed: int, root: Path) -> It
 
     index = write_daily_report(wh, site, date, date, root / "report")
     yield f"warehouse: {wh_root.resolve()}  (tables: {', '.join(sorted(_tables(wh_root)))})"
-    yield (f"query it: lassi sql --warehouse {wh_root} "
-           f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
-           f"ORDER BY 4 DESC LIMIT 5\"")
+    if site.has_forwarding:
+        yield (f"query it: lassi sql --warehouse {wh_root} \"SELECT io_mode, count(*), "
+               f"sum(read_bytes + write_bytes) / 1e9 AS gb FROM job_summary GROUP BY 1\"")
+    else:
+        yield (f"query it: lassi sql --warehouse {wh_root} "
+               f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
+               f"ORDER BY 4 DESC LIMIT 5\"")
     yield f"daily report: {index.resolve()}"
 
 

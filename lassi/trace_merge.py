@@ -109,7 +109,7 @@ def _summary(comp: DataFrame, date: dt.date) -> str:
         F.sum(F.when(F.col("lossless"), 0).otherwise(1)).alias("lossy"),
         F.count("*").alias("groups")).first()
     if not r["groups"]:
-        return f"no LWFS client trace for {date}"
+        return "no LWFS client trace"
     raw, first, merged = r["raw"], r["first"], r["merged"]
     return (f"{r['jobs']} jobs: {raw} requests -> {first} first-pass -> {merged} merged "
             f"entries ({raw / max(first, 1):.1f}x, {first / max(merged, 1):.1f}x); "
@@ -128,6 +128,8 @@ def build_trace_merged(wh: Warehouse, site: Site | None, date: DateLike) -> str:
     """Stage `trace_merged`: write trace_merged, then trace_compression (checked against
     the stored trace_merged) of `date`; returns a one-line summary. `site` is unused."""
     date = as_date(date)
+    if not wh.has("raw_lwfs_trace", date) and not wh.has("trace_merged", date):
+        return "no LWFS client trace (nothing to merge)"
     write_trace_merged(wh, date)
     return _summary(write_trace_compression(wh, date), date)
 

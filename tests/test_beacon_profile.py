@@ -123,3 +123,23 @@ def test_shared_forwarding_load_is_split_whole(profiled):
             .where("r + w > 0").toPandas()["s"])
     assert len(sums) > 100
     assert sums.min() == pytest.approx(1.0) and sums.max() == pytest.approx(1.0)
+
+
+def test_daily_report_of_a_beacon_site(profiled, tmp_path):
+    """The whole Beacon day in the report: system views, top jobs and trace compression."""
+    from lassi.report.daily import write_daily_report
+    from lassi.system_views import build_system_views
+    from lassi.trace_merge import build_trace_merged
+
+    site, wh, truth, jobs, _ = profiled
+    assert "lossless" in build_trace_merged(wh, site, DATE)
+    build_system_views(wh, site, DATE)
+    index = write_daily_report(wh, site, DATE, DATE, tmp_path)
+    page = index.read_text()
+    for title in ("Beacon system views", "Top 20 jobs by volume", "Trace compression",
+                  "I/O modes"):
+        assert title in page
+    biggest = max((r for r in truth["runs"] if r["start"].startswith(DATE.isoformat())),
+                  key=lambda r: r["bandwidth"]["bytes"])
+    assert f">{biggest['job_id']}<" in page
+    assert len(list(index.parent.rglob("*.png"))) == 5

@@ -442,9 +442,10 @@ def test_compression_by_app_sums_the_jobs_of_each_application(trace_day):
     assert df["lossless"].all()
 
 
-def test_a_day_without_trace_writes_empty_partitions(warehouse):
+def test_a_day_without_trace_writes_nothing(warehouse):
     from lassi.trace_merge import build_trace_merged
 
-    assert build_trace_merged(warehouse, None, DAY) == f"no LWFS client trace for {DAY}"
+    assert build_trace_merged(warehouse, None, DAY) == "no LWFS client trace (nothing to merge)"
+    assert not warehouse.has("trace_merged", DAY)
     assert warehouse.read("trace_merged", [DAY]).count() == 0
     assert warehouse.read("trace_compression", [DAY]).count() == 0

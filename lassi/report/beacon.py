@@ -39,9 +39,11 @@ from lassi.system_views import (
     has_beacon_data,
     register_view_tables,
 )
+from lassi.trace_merge import compression_by_app
 from lassi.warehouse import Warehouse, as_date
 
 TOP_JOBS = 20
+TOP_APPS = 15
 MAX_SCATTER_JOBS = 50_000     # Fig. 19 points (a day's jobs; a sample beyond this)
 UTIL_FLOOR = 1e-4             # the CDF's log axis starts here; lower (and 0) are drawn at it
 SUBDIR = "_beacon"
@@ -657,5 +659,34 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
     out.append(_io_html(d))
     out.append(f"<h3>Top {TOP_JOBS} jobs by volume</h3>")
     out.append(_jobs_html(d))
+    out.append("<h3>Trace compression (Table 1)</h3>")
+    out.append(_compression_html(compression_by_app(wh, date, date)))
     return "\n".join(out)
+
+
+def _ratio(v) -> str:
+    return "–" if _missing(v) else f"{float(v):.1f}×"
+
+
+def _compression_html(apps: pd.DataFrame) -> str:
+    """Per application: requests, entries after each pass, ratios, lossless (top by size)."""
+    if apps.empty:
+        return "<p class='note'>No LWFS client trace was merged for this day.</p>"
+    top = apps.sort_values("raw_entries", ascending=False).head(TOP_APPS)
+    rows = [[_td(shorten(r["app"], 28)), _td(integer(r["jobs"]), "num"),
+             _td(integer(r["raw_entries"]), "num"), _td(integer(r["first_pass_entries"]), "num"),
+             _td(integer(r["merged_entries"]), "num"), _td(_ratio(r["first_pass_ratio"]), "num"),
+             _td(_ratio(r["second_pass_ratio"]), "num"), _td(_ratio(r["total_ratio"]), "num"),
+             _td("yes" if r["lossless"] else "<b>NO</b>")] for _, r in top.iterrows()]
+    total = apps[["raw_entries", "first_pass_entries", "merged_entries"]].sum()
+    note = (f"<p class='note'>The {len(top)} applications with most requests of {len(apps)}. "
+            f"All traced jobs: {integer(total['raw_entries'])} requests → "
+            f"{integer(total['first_pass_entries'])} first-pass entries (per node, "
+            f"{_ratio(total['raw_entries'] / max(total['first_pass_entries'], 1))}) → "
+            f"{integer(total['merged_entries'])} merged entries (across a job's nodes, "
+            f"{_ratio(total['first_pass_entries'] / max(total['merged_entries'], 1))}). "
+            "Lossless: expanding the merged trace gives back every request (checked in "
+            "Spark per job). The paper reports 5.4–34.6× and 2.1–4.4×.</p>")
+    return _table(["application", "jobs", "requests", "first pass", "merged", "1st ratio",
+                   "2nd ratio", "total", "lossless"], rows) + note
 
