@@ -299,6 +299,14 @@ def _log(spark, wh: Warehouse, stats: ParseStats, date: dt.date) -> None:
     replace_source_rows(wh, "ingest_log", new, [date], stats.source)
 
 
+def _named_nodes(row: dict, names: dict[str, str]) -> dict:
+    """A job log may list nodes by IP (Beacon's node identity): name them through conf/."""
+    if row.get("nodes"):
+        row["nodes"] = list(dict.fromkeys(names.get(n, n) for n in row["nodes"]))
+        row["n_nodes"] = len(row["nodes"])
+    return row
+
+
 def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
                      files: list[Path], date: dt.date | None, primary: set[Path] | None = None
                      ) -> ParseStats:
@@ -321,6 +329,8 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
             stats.add(s)
             _progress(i, len(files), source)
     fields = schema_of("app_run").fieldNames()[:-1]
+    if source == "beacon-job":
+        rows = [_named_nodes(r, site.nid_map) for r in rows]
     out = []
     for r in rows:
         day = (r["start"] or r["end"]).date() if (r["start"] or r["end"]) else None

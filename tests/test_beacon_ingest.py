@@ -590,3 +590,19 @@ def test_sim_mds_background_and_meta_requests(sim):
     srv = wh.read("raw_lwfs_server").filter("op_class = 'Meta' AND kind = 'exe'")
     meta = {r["fwd"]: r[1] for r in srv.groupBy("fwd").agg(F.sum("requests")).collect()}
     assert fwd_ops and all(meta[f] == n for f, n in fwd_ops.items())
+
+
+def test_job_log_listing_nodes_by_ip_is_named_through_the_site(warehouse, tmp_path):
+    """Beacon's node identity is the IP: a job log may list IPs, and ingest names them."""
+    from lassi.config import load_site
+
+    site = load_site("taihulight", nodes=256)
+    ips = [site.node_ip(n) for n in ("cn00001", "cn00002", "cn00003")]
+    log = tmp_path / "jobs.log"
+    log.write_text(f"7\t{','.join(ips)}\tipjob\t2018-02-25T01:00:00Z\t2018-02-25T02:00:00Z\n"
+                   "8\tcn[00004-00005]\tnamejob\t2018-02-25T01:00:00Z\t2018-02-25T02:00:00Z\n")
+    ingest_source(warehouse.spark, warehouse, site, "beacon-job", [str(log)],
+                  dt.date(2018, 2, 25))
+    rows = {r.job_id: r for r in warehouse.read("app_run", [dt.date(2018, 2, 25)]).collect()}
+    assert rows["7"].nodes == ["cn00001", "cn00002", "cn00003"] and rows["7"].n_nodes == 3
+    assert rows["8"].nodes == ["cn00004", "cn00005"]
