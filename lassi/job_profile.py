@@ -1,9 +1,10 @@
 """Beacon stage `job_profile`: per-job I/O profiles from the multi-layer traces.
 
 Inter-layer correlation as Beacon's §3.3.2: trace lines → jobs (job log: who ran on the node
-then) → forwarding nodes (static map, `fwd_map`) → OSTs (Lustre client layer of those
-forwarding nodes) and the MDS (its per-source counters). Where jobs share a forwarding node,
-its load is split by each job's compute-side throughput in that minute (`sql/job_share.sql`).
+then; `lassi.trace_merge.attribute_trace`, the rule the second pass uses too) → forwarding
+nodes (static map, `fwd_map`) → OSTs (Lustre client layer of those forwarding nodes) and
+the MDS (its per-source counters). Where jobs share a forwarding node, its load is split
+by each job's compute-side throughput in that minute (`sql/job_share.sql`).
 Writes `job_timeseries` and `job_summary` for the jobs that started on the date or the day
 before (a job that crossed midnight is finished the day after it started), like `slowdown`.
 
@@ -14,12 +15,14 @@ mds_minute.sql, job_timeseries.sql and job_summary.sql.
 from __future__ import annotations
 
 import datetime as dt
+from functools import reduce
 
 from pyspark.sql import DataFrame
 
 from lassi.config import Site
 from lassi.schemas import REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
 from lassi.sqltext import sql
+from lassi.trace_merge import attribute_trace
 from lassi.warehouse import Warehouse, days
 
 # An OST is listed among a job's OSTs when the job's share of its traffic is at least this
@@ -54,6 +57,8 @@ def register_inputs(wh: Warehouse, dates: list[dt.date]) -> None:
     wh.read("raw_mds", dates).createOrReplaceTempView("mds")
     maps = wh.read("fwd_map", dates)
     maps.dropDuplicates(["node"]).createOrReplaceTempView("fwd_map")
+    attributed = [attribute_trace(wh, d) for d in dates]
+    reduce(DataFrame.unionByName, attributed).createOrReplaceTempView("attributed")
     spark.sql(sql("job_trace")).localCheckpoint().createOrReplaceTempView("job_trace")
     spark.sql(sql("job_compute_second")).localCheckpoint() \
         .createOrReplaceTempView("job_compute_second")
