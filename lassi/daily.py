@@ -23,6 +23,7 @@ STAGES: dict[str, str] = {
     "slowdown": "lassi.slowdown:build_run_metrics",
     "trace_merged": "lassi.trace_merge:build_trace_merged",
     "job_profile": "lassi.job_profile:build_job_profile",
+    "io_phase": "lassi.io_phase:build_io_phase",
     "system_views": "lassi.system_views:build_system_views",
 }
 

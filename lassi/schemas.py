@@ -382,6 +382,54 @@ JOB_SUMMARY = StructType([
     _f("core_hours", DoubleType()),
     DATE,
 ])
+IO_PHASE = StructType([
+    _f("job_id", StringType(), False),
+    _f("app", StringType()),               # job_summary.app (detection groups by it)
+    _f("phase_no", IntegerType(), False),  # 0-based, in time order within the job
+    _f("start", TimestampType(), False),   # first second with I/O of the burst
+    _f("end", TimestampType(), False),     # exclusive: last second + 1
+    _f("bytes", LongType(), False),        # exact: the original series over [start, end)
+    _f("duration_s", DoubleType(), False),
+    _f("mean_bw", DoubleType()),           # bytes / duration_s
+    _f("peak_bw", DoubleType()),           # largest one-second volume
+    _f("kind", StringType()),              # read | write | mixed (>= 90 % of the bytes)
+    _f("io_mode", StringType()),           # the job's (job_summary.io_mode)
+    _f("category", IntegerType()),         # stage-1 cluster within the app; -1 noise
+    _f("perf_vector", ArrayType(DoubleType())),  # Algorithm 1 over the category's range
+    _f("is_abnormal", BooleanType()),      # two-stage: stage-2 noise
+    _f("is_abnormal_1stage", BooleanType()),  # IOSI baseline: noise on (duration, volume)
+    _f("bw_series", ArrayType(DoubleType())),  # bytes per second over [start, end): history
+    DATE,                                  # the job's start day
+])
+
+ANOMALY = StructType([
+    _f("job_id", StringType(), False),
+    _f("app", StringType()),
+    _f("n_phases", LongType(), False),
+    _f("n_abnormal", LongType(), False),
+    _f("abnormal_phases", ArrayType(IntegerType())),  # phase_no of the abnormal phases
+    _f("first_abnormal_start", TimestampType()),
+    _f("worst_slowdown_est", DoubleType()),  # max over them of category normal bw / phase bw
+    _f("method", StringType(), False),     # two-stage
+    DATE,                                  # the job's start day
+])
+
+COMPONENT_ANOMALY = StructType([
+    _f("kind", StringType(), False),       # fwd | ost
+    _f("component", StringType(), False),  # forwarding node or OST name
+    _f("rule", StringType(), False),       # system | straggler
+    _f("job_id", StringType()),            # straggler: the job; null for the system rule
+    _f("start", TimestampType(), False),
+    _f("end", TimestampType(), False),
+    _f("duration_min", IntegerType(), False),
+    _f("max_bw_fraction", DoubleType()),   # the component's largest bandwidth / its peak
+    _f("peak_bw", DoubleType()),           # bytes/s, the known peak
+    _f("evidence", StringType()),          # short text: why
+    _f("est_slowdown", DoubleType()),      # straggler: job's median component bw / its bw
+    _f("ongoing", BooleanType(), False),   # still open at the day's end
+    DATE,
+])
+
 # request-size buckets of job_summary.size_hist: [edge_k, edge_k+1) bytes, last open-ended
 REQUEST_SIZE_EDGES = [0, 4096, 16384, 65536, 262144, 1048576, 4194304]
 REQUEST_SIZE_LABELS = ["<4K", "4K-16K", "16K-64K", "64K-256K", "256K-1M", "1M-4M", ">=4M"]
@@ -407,6 +455,9 @@ TABLES: dict[str, StructType] = {
     "trace_compression": TRACE_COMPRESSION,
     "job_timeseries": JOB_TIMESERIES,
     "job_summary": JOB_SUMMARY,
+    "component_anomaly": COMPONENT_ANOMALY,
+    "io_phase": IO_PHASE,
+    "anomaly": ANOMALY,
 }
 
 

@@ -9,6 +9,7 @@ time zone is UTC; other settings come from `conf/spark-defaults.yaml` and
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from pyspark.sql import SparkSession
@@ -26,6 +27,9 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
     """Build (or return the running) SparkSession with lassi's settings."""
     os.environ["TZ"] = "UTC"  # Python-side datetime conversions must agree with Spark's UTC
     time.tzset()
+    # pandas UDF workers run this interpreter (the venv: pandas, pywavelets, scikit-learn),
+    # not whatever `python3` is first on PATH, unless the caller chose one
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     master = master or os.environ.get("LASSI_SPARK_MASTER")
     if master:

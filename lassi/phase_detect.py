@@ -1,0 +1,323 @@
+"""Beacon's I/O phases and two-stage abnormal-phase detection, in plain numpy/pandas.
+
+Spark-free so the stage (`lassi/io_phase.py`) runs it per group with `applyInPandas` and the
+tests call it on hand-made series.
+
+Phases (§3.3.1, after IOSI): the job's per-second bandwidth is denoised by a discrete
+wavelet transform (detail coefficients thresholded, then reconstructed); a phase is a
+maximal run of seconds whose denoised bandwidth exceeds `phase_fraction` x the job's peak,
+runs separated by at most `merge_gap_s` idle seconds are merged, and each burst is widened
+by at most 2**level seconds over adjacent non-zero seconds of the original series (the
+wavelet's blur), then trimmed to its first and last non-zero original second. Start, end and
+bytes come from the original series, so a phase's bytes are exact.
+
+Detection (§4.3): per application, stage 1 groups its phases into categories by I/O mode,
+kind and log10 volume (DBSCAN per (mode, kind) on log10 bytes); stage 2, per category, the
+performance vector of each phase (Algorithm 1: fraction of the phase's seconds in each of N
+equal throughput intervals between the category's TH_min and TH_max, the smallest and
+largest per-second throughput of its phases) is clustered by DBSCAN. The paper calls the
+noise points abnormal; here a phase is abnormal when DBSCAN leaves it out of the category's
+main (largest) cluster AND its vector says it ran mostly slower: its level (fractions x
+interval centres) at most the category's median level / thresholds.slowdown_factor. Noise
+alone fails on a real history: slow phases recur (the same contention or slow component
+hits several runs), form small clusters of their own and stop being noise; and with
+N = 20 intervals normal phases a little faster or slower than usual fall into
+neighbouring intervals and become noise. A category with fewer than `min_samples` phases
+has no history to judge against: none of its phases is abnormal (and neither are stage-1
+noise phases). The one-stage baseline (IOSI) clusters (log10 duration, log10 bytes) of
+the application's phases; noise = abnormal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pywt
+from sklearn.cluster import DBSCAN
+
+# Defaults of the `wavelet` settings not in conf/ (conf/defaults.yaml wavelet: overrides).
+PHASE_FRACTION = 0.02   # burst: denoised bandwidth above this fraction of the job's peak
+MERGE_GAP_S = 30        # bursts separated by at most this many idle seconds are one phase
+KIND_FRACTION = 0.9     # read (write) phase: at least this fraction of its bytes read (written)
+
+
+def wavelet_conf(conf: dict | None) -> dict:
+    """The wavelet settings with defaults: name, level, threshold, mode, phase_fraction,
+    merge_gap_s."""
+    c = dict(conf or {})
+    return {"name": str(c.get("name", "haar")), "level": int(c.get("level", 3)),
+            "threshold": float(c.get("threshold", 0.1)), "mode": str(c.get("mode", "soft")),
+            "phase_fraction": float(c.get("phase_fraction", PHASE_FRACTION)),
+            "merge_gap_s": int(c.get("merge_gap_s", MERGE_GAP_S))}
+
+
+def denoise(bw: np.ndarray, name: str = "haar", level: int = 3, threshold: float = 0.1,
+            mode: str = "soft") -> np.ndarray:
+    """DWT denoising: detail coefficients of level j (1 = finest) below
+    threshold x peak x 2**(j/2) are shrunk (soft) or zeroed (hard); then reconstruction.
+
+    The 2**(j/2) makes the threshold the same in bandwidth units at every level (an
+    orthonormal wavelet's level-j coefficient of a constant signal h is about h 2**(j/2)).
+    """
+    bw = np.asarray(bw, dtype=float)
+    n = len(bw)
+    peak = float(np.max(np.abs(bw))) if n else 0.0
+    if n < 2 or peak <= 0:
+        return bw.copy()
+    w = pywt.Wavelet(name)
+    lev = max(0, min(level, pywt.dwt_max_level(n, w.dec_len)))
+    if lev == 0:
+        return bw.copy()
+    coeffs = pywt.wavedec(bw, w, level=lev, mode="periodization" if n % 2 ** lev == 0
+                          else "symmetric")
+    out = [coeffs[0]]
+    # coeffs[1] is the coarsest detail (level lev), coeffs[-1] the finest (level 1)
+    for k, c in enumerate(coeffs[1:]):
+        j = lev - k
+        out.append(pywt.threshold(c, threshold * peak * 2 ** (j / 2), mode=mode))
+    mode_ext = "periodization" if n % 2 ** lev == 0 else "symmetric"
+    return pywt.waverec(out, w, mode=mode_ext)[:n]
+
+
+def _runs(mask: np.ndarray) -> list[list[int]]:
+    """[start, end) index pairs of the maximal True runs of `mask`."""
+    if not mask.any():
+        return []
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return [[int(a), int(b)] for a, b in zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1),
+                                               strict=True)]
+
+
+def find_bursts(bw: np.ndarray, conf: dict | None = None) -> list[tuple[int, int]]:
+    """[start, end) second indexes of the phases of one per-second bandwidth series."""
+    c = wavelet_conf(conf)
+    bw = np.asarray(bw, dtype=float)
+    if len(bw) == 0 or bw.max() <= 0:
+        return []
+    den = denoise(bw, c["name"], c["level"], c["threshold"], c["mode"])
+    runs = _runs(den > c["phase_fraction"] * bw.max())
+    blur = 2 ** c["level"]
+    n = len(bw)
+    out: list[list[int]] = []
+    for a, b in runs:
+        # widen over the wavelet's blur where the original has I/O, then trim to it
+        lo, hi = max(0, a - blur), min(n, b + blur)
+        while a > lo and bw[a - 1] > 0:
+            a -= 1
+        while b < hi and bw[b] > 0:
+            b += 1
+        nz = np.flatnonzero(bw[a:b] > 0)
+        if len(nz) == 0:
+            continue
+        a, b = a + int(nz[0]), a + int(nz[-1]) + 1
+        if out and a - out[-1][1] <= c["merge_gap_s"]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def phase_kind(read_bytes: float, write_bytes: float) -> str:
+    total = read_bytes + write_bytes
+    if total > 0 and read_bytes >= KIND_FRACTION * total:
+        return "read"
+    if total > 0 and write_bytes >= KIND_FRACTION * total:
+        return "write"
+    return "mixed"
+
+
+def extract_phases(sec: Sequence[int], read_bytes: Sequence[float],
+                   write_bytes: Sequence[float], start_s: int | None = None,
+                   end_s: int | None = None, conf: dict | None = None) -> list[dict]:
+    """Phases of one job from its per-second rows (epoch second, bytes read, written).
+
+    Seconds without a row between `start_s` and `end_s` (the job's span; default: the
+    rows' span) count as idle. Each phase: phase_no (0-based), start_s, end_s (exclusive,
+    epoch seconds), bytes, read_bytes, write_bytes, duration_s, mean_bw (bytes/duration),
+    peak_bw (largest second), kind and bw_series (bytes of each of its seconds).
+    """
+    sec = np.asarray(sec, dtype=np.int64)
+    if len(sec) == 0:
+        return []
+    t0 = int(min(sec.min(), start_s if start_s is not None else sec.min()))
+    t1 = int(max(sec.max() + 1, end_s if end_s is not None else sec.max() + 1))
+    r = np.zeros(t1 - t0)
+    w = np.zeros(t1 - t0)
+    np.add.at(r, sec - t0, np.asarray(read_bytes, dtype=float))
+    np.add.at(w, sec - t0, np.asarray(write_bytes, dtype=float))
+    bw = r + w
+    out = []
+    for k, (a, b) in enumerate(find_bursts(bw, conf)):
+        rb, wb = float(r[a:b].sum()), float(w[a:b].sum())
+        dur = float(b - a)
+        out.append({"phase_no": k, "start_s": t0 + a, "end_s": t0 + b, "bytes": rb + wb,
+                    "read_bytes": rb, "write_bytes": wb, "duration_s": dur,
+                    "mean_bw": (rb + wb) / dur, "peak_bw": float(bw[a:b].max()),
+                    "kind": phase_kind(rb, wb), "bw_series": bw[a:b].tolist()})
+    return out
+
+
+def perf_vector(series: Sequence[float], th_min: float, th_max: float, n: int) -> list[float]:
+    """Algorithm 1: the fraction of the phase's seconds whose throughput falls in each of `n`
+    equal intervals of [th_min, th_max] (interval k = [th_min + kR, th_min + (k+1)R), the
+    last one closed; R = (th_max - th_min)/n; values outside are clipped to the ends)."""
+    s = np.asarray(series, dtype=float)
+    if len(s) == 0:
+        return [0.0] * n
+    width = (th_max - th_min) / n
+    if width <= 0:
+        idx = np.full(len(s), n - 1)
+    else:
+        idx = np.clip(np.floor((s - th_min) / width).astype(int), 0, n - 1)
+    return (np.bincount(idx, minlength=n) / len(s)).tolist()
+
+
+def _dbscan(x: np.ndarray, eps: float, min_samples: int) -> np.ndarray:
+    return DBSCAN(eps=eps, min_samples=min_samples).fit_predict(x)
+
+
+def vector_level(vecs: np.ndarray, th_min: float, th_max: float) -> np.ndarray:
+    """The throughput a performance vector stands for: sum of its fractions x the centres
+    of their intervals."""
+    n = vecs.shape[1]
+    width = (th_max - th_min) / n
+    return vecs @ (th_min + width * (np.arange(n) + 0.5))
+
+
+def main_cluster(labels: np.ndarray) -> int | None:
+    """The largest stage-2 cluster (the category's usual performance); None if all noise."""
+    labs, counts = np.unique(labels[labels != -1], return_counts=True)
+    return int(labs[np.argmax(counts)]) if len(labs) else None
+
+
+def outliers(labels: np.ndarray, level: np.ndarray, slowdown_factor: float) -> np.ndarray:
+    """Stage-2 verdict (mask): a phase is abnormal when DBSCAN leaves it out of the main
+    cluster (noise, or a smaller cluster of recurring slow phases) and its vector's level
+    is at most the category's median level / slowdown_factor (mostly slower, as §3.3.1
+    describes abnormal phases; a phase off the main cluster by being faster is not)."""
+    main = main_cluster(labels)
+    return (labels != main) & (level * slowdown_factor <= np.median(level))
+
+
+def detect(phases: pd.DataFrame, n_intervals: int, stage1: dict, stage2: dict,
+           one_stage: dict | None = None, slowdown_factor: float = 1.5) -> pd.DataFrame:
+    """Two-stage and one-stage detection over one application's phases (its history).
+
+    `phases` needs columns io_mode, kind, bytes, duration_s, mean_bw and bw_series. Returns
+    a copy with category (stage-1 cluster id within the app, -1 noise), perf_vector,
+    is_abnormal (stage 2: `outliers`), is_abnormal_1stage (DBSCAN noise on log10
+    duration and volume with `one_stage`, default `stage1`'s eps and min_samples) and
+    slowdown_est (median mean_bw of the category's main-cluster phases / the phase's
+    mean_bw, for abnormal phases; else null).
+    """
+    df = phases.reset_index(drop=True).copy()
+    n = len(df)
+    one_stage = one_stage or stage1
+    df["category"] = -1
+    df["perf_vector"] = [None] * n
+    df["is_abnormal"] = False
+    df["is_abnormal_1stage"] = False
+    df["slowdown_est"] = np.nan
+    if n == 0:
+        return df
+    logv = np.log10(np.maximum(df["bytes"].to_numpy(dtype=float), 1.0))
+    # stage 1: categories by (I/O mode, kind) and volume
+    next_cat = 0
+    for _, idx in df.groupby([df["io_mode"].fillna(""), df["kind"]]).groups.items():
+        idx = np.asarray(idx)
+        if len(idx) < stage1["min_samples"]:
+            continue
+        labels = _dbscan(logv[idx].reshape(-1, 1), stage1["eps"], stage1["min_samples"])
+        for lab in sorted(set(labels) - {-1}):
+            df.loc[idx[labels == lab], "category"] = next_cat
+            next_cat += 1
+    # stage 2: performance vectors per category
+    for cat in range(next_cat):
+        idx = np.flatnonzero(df["category"].to_numpy() == cat)
+        series = [np.asarray(s, dtype=float) for s in df.loc[idx, "bw_series"]]
+        allsec = np.concatenate(series)
+        th_min, th_max = float(allsec.min()), float(allsec.max())
+        vecs = np.asarray([perf_vector(s, th_min, th_max, n_intervals) for s in series])
+        for i, v in zip(idx, vecs, strict=True):
+            df.at[i, "perf_vector"] = v.tolist()
+        if len(idx) < stage2["min_samples"]:
+            continue
+        labels = _dbscan(vecs, stage2["eps"], stage2["min_samples"])
+        bad = idx[outliers(labels, vector_level(vecs, th_min, th_max), slowdown_factor)]
+        df.loc[bad, "is_abnormal"] = True
+        normal = idx[labels == main_cluster(labels)]
+        if len(normal):
+            ref = float(np.median(df.loc[normal, "mean_bw"]))
+            df.loc[bad, "slowdown_est"] = ref / np.maximum(df.loc[bad, "mean_bw"], 1e-9)
+    # one-stage baseline (IOSI): duration and volume only
+    if n >= one_stage["min_samples"]:
+        x = np.column_stack([np.log10(np.maximum(df["duration_s"].to_numpy(dtype=float), 1.0)),
+                             logv])
+        df["is_abnormal_1stage"] = _dbscan(x, one_stage["eps"], one_stage["min_samples"]) == -1
+    return df
+
+
+# --- ground truth and scoring (simulator truth.json) ----------------------------------------
+
+TRUTH_SLOWDOWN = 1.5   # a truth phase is abnormal at >= 1.5 x its application's usual pace
+
+
+def _epoch(iso: str) -> float:
+    return pd.Timestamp(iso).timestamp()
+
+
+def truth_phases(truth: dict) -> pd.DataFrame:
+    """Every I/O phase of the simulator's truth: job_id, app_no, phase_no, start_s, end_s,
+    duration_s, solo_s, ratio (duration / solo), usual (the app's median ratio), abnormal."""
+    rows = []
+    for run in truth["runs"]:
+        for k, p in enumerate(run.get("phases", [])):
+            if not p.get("bytes"):
+                continue
+            a, b = _epoch(p["start"]), _epoch(p["end"])
+            rows.append({"job_id": run["job_id"], "app_no": run["app_no"], "phase_no": k,
+                         "kind": p["kind"], "start_s": a, "end_s": b, "duration_s": b - a,
+                         "solo_s": float(p["solo_s"]), "bytes": p["bytes"]})
+    df = pd.DataFrame(rows, columns=["job_id", "app_no", "phase_no", "kind", "start_s", "end_s",
+                                     "duration_s", "solo_s", "bytes"])
+    df["ratio"] = df["duration_s"] / df["solo_s"].clip(lower=1.0)
+    df["usual"] = df.groupby("app_no")["ratio"].transform("median")
+    df["abnormal"] = df["ratio"] >= TRUTH_SLOWDOWN * df["usual"]
+    return df
+
+
+def truth_abnormal_phases(truth: dict) -> set[tuple[str, int]]:
+    """(job_id, phase_no) of the truth phases that are abnormal: the phase took at least
+    1.5 x as long, relative to its solo time, as its application's phases usually do
+    (duration/solo_s >= 1.5 x the median of duration/solo_s over the app's phases). The
+    median normalises apps whose demanded rate exceeds a resource even alone (their every
+    phase is longer than solo_s); phase_no counts the run's I/O segments from 0."""
+    df = truth_phases(truth)
+    return {(j, int(k)) for j, k in df.loc[df["abnormal"], ["job_id", "phase_no"]].itertuples(
+        index=False)}
+
+
+def score(detected: pd.DataFrame, truth: pd.DataFrame, flag: str) -> dict:
+    """Precision, recall and F1 of detected phases (job_id, start_s, end_s, `flag`) against
+    truth phases (job_id, start_s, end_s, abnormal), matching by time overlap in one job."""
+    det = detected[detected[flag].astype(bool)]
+    tru = truth[truth["abnormal"]]
+    by_job: dict[str, list[tuple[float, float]]] = {}
+    for j, a, b in tru[["job_id", "start_s", "end_s"]].itertuples(index=False):
+        by_job.setdefault(j, []).append((a, b))
+    det_by_job: dict[str, list[tuple[float, float]]] = {}
+    tp_det = 0
+    for j, a, b in det[["job_id", "start_s", "end_s"]].itertuples(index=False):
+        det_by_job.setdefault(j, []).append((a, b))
+        if any(a < tb and ta < b for ta, tb in by_job.get(j, [])):
+            tp_det += 1
+    found = sum(1 for j, a, b in tru[["job_id", "start_s", "end_s"]].itertuples(index=False)
+                if any(a < db and da < b for da, db in det_by_job.get(j, [])))
+    p = tp_det / len(det) if len(det) else (1.0 if len(tru) == 0 else 0.0)
+    r = found / len(tru) if len(tru) else 1.0
+    f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return {"precision": p, "recall": r, "f1": f1, "detected": int(len(det)),
+            "true_positive_detections": tp_det, "truth_abnormal": int(len(tru)),
+            "truth_found": found}
