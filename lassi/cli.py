@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import sys
 from pathlib import Path
@@ -94,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(rep)
 
     e = sub.add_parser("evaluate", help="detection quality against simulator truth")
-    e.add_argument("--truth", required=True)
-    e.add_argument("--date", type=_date, required=True)
+    e.add_argument("--truth", required=True, help="truth.json written by `lassi simulate`")
+    e.add_argument("--date", type=_date, required=True, help="last day to score")
+    e.add_argument("--out", default=None,
+                   help="JSON file for the scores (default: ./evaluate-<date>.json)")
     _common(e)
 
     q = sub.add_parser("sql", help="run Spark SQL; every table is a view")
@@ -179,6 +182,25 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_evaluate(args) -> int:
+    from lassi.evaluate import evaluate, load_truth, table
+
+    try:
+        truth = load_truth(args.truth)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    wh = _warehouse(args, "evaluate")
+    try:
+        res = evaluate(wh, truth, args.date)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print(table(res))
+    out = Path(args.out or f"evaluate-{args.date.isoformat()}.json")
+    out.write_text(json.dumps(res, indent=1, default=str))
+    print(f"scores: {out.resolve()}")
+    return 0
+
+
 def cmd_sql(args) -> int:
     from lassi.schemas import TABLES
 
@@ -240,12 +262,6 @@ def cmd_compress_trace(args) -> int:
     return 0
 
 
-def cmd_later(issue: int):
-    def run(args) -> int:
-        raise CliError(f"`lassi {args.cmd}` arrives with issue #{issue}; not available yet")
-    return run
-
-
 def cmd_demo(args) -> int:
     from lassi.demo import demo
 
@@ -255,7 +271,7 @@ def cmd_demo(args) -> int:
 
 
 COMMANDS = {"simulate": cmd_simulate, "ingest": cmd_ingest, "run": cmd_run, "sql": cmd_sql,
-            "report": cmd_report, "evaluate": cmd_later(5), "demo": cmd_demo}
+            "report": cmd_report, "evaluate": cmd_evaluate, "demo": cmd_demo}
 COMMANDS["compress-trace"] = cmd_compress_trace
 
 

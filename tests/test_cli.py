@@ -43,9 +43,10 @@ def test_unknown_site_is_one_line(capsys, tmp_path):
     assert rc == 1 and len(err) == 1 and "unknown site 'mars'" in err[0]
 
 
-def test_later_subcommands_say_so(capsys):
-    rc = main(["evaluate", "--truth", "t.json", "--date", "2017-10-10"])
-    assert rc == 3 and "issue #5" in capsys.readouterr().err
+def test_evaluate_without_truth_is_one_line(capsys, tmp_path):
+    rc = main(["evaluate", "--truth", str(tmp_path / "t.json"), "--date", "2017-10-10"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "no truth file" in err[0]
 
 
 def test_console_script_exits_nonzero_without_traceback(tmp_path):

@@ -232,3 +232,20 @@ def test_two_stage_beats_the_one_stage_baseline(simulated):
     assert two["truth_abnormal"] >= 20
     assert two["f1"] >= F1_TWO_STAGE
     assert two["f1"] >= 1.2 * one["f1"]
+
+
+def test_lassi_evaluate_cli_prints_and_saves_the_scores(simulated, tmp_path, capsys):
+    """`lassi evaluate` on the same history gives evaluate_phases' figures, table and JSON."""
+    from lassi.cli import main
+
+    site, wh, truth, scores, _, dates = simulated
+    (tmp_path / "truth.json").write_text(json.dumps(truth))
+    out = tmp_path / "scores.json"
+    rc = main(["evaluate", "--truth", str(tmp_path / "truth.json"), "--date",
+               dates[-2].isoformat(), "--warehouse", wh.root, "--site", "taihulight",
+               "--nodes", "128", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "two-stage" in text and "one-stage" in text
+    saved = json.loads(out.read_text())["abnormal_phases"]
+    assert saved["two_stage"]["f1"] == pytest.approx(scores["two_stage"]["f1"])
+    assert saved["one_stage"]["f1"] == pytest.approx(scores["one_stage"]["f1"])
