@@ -233,9 +233,10 @@ def cmd_report(args) -> int:
     if local is not None:
         if not local.is_dir():
             raise CliError(f"no warehouse at {args.warehouse}")
-        if not may_have_local(local, "app_hour", days(first, last)):
+        period = days(first, last)
+        if not any(may_have_local(local, t, period) for t in ("app_hour", "job_summary")):
             span = first.isoformat() if first == last else f"{first}..{last}"
-            raise CliError(f"no app_hour data for {span} in {args.warehouse} "
+            raise CliError(f"no app_hour or job_summary data for {span} in {args.warehouse} "
                            "(run `lassi run daily` first)")
     from lassi.report.daily import write_daily_report
 

@@ -303,7 +303,7 @@ def test_no_data_is_a_clean_error(built):
 
 
 @pytest.mark.parametrize("make, needle", [
-    (True, "no app_hour data for 2017-01-01 in {wh} (run `lassi run daily` first)"),
+    (True, "no app_hour or job_summary data for 2017-01-01 in {wh} (run `lassi run daily` first)"),
     (False, "no warehouse at {wh}"),
 ])
 def test_cli_without_data_fails_in_one_line(tmp_path, make, needle):

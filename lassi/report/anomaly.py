@@ -1,0 +1,101 @@
+"""Report part of issue #5: the day's abnormal jobs and, per abnormal job, a figure of its
+abnormal phases against the normal phases of its application's history.
+
+Data: `anomaly` (jobs with abnormal phases, the `io_phase` stage), `io_phase` (per phase its
+bandwidth series `bw_series`, stage-1 category and flags) over the baseline period.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import functions as F
+
+from lassi.config import Site
+from lassi.report.figures import LEFT, RIGHT, WIDTH
+from lassi.report.figures import _plt as plt_
+from lassi.report.figures import _save as save_
+from lassi.report.html import _s, _table, _td, integer, sig3
+from lassi.warehouse import Warehouse, days
+
+TOP_ABNORMAL = 15      # jobs in the table
+FIGURES = 6            # abnormal jobs with a figure
+HISTORY_LINES = 30     # normal phases drawn per figure
+
+
+def abnormal_jobs(wh: Warehouse, date: dt.date) -> pd.DataFrame:
+    """The day's abnormal jobs, worst first (small: one row per abnormal job)."""
+    if not wh.has("anomaly", date):
+        return pd.DataFrame()
+    jobs = wh.read("job_summary", [date]).select("job_id", "user", "n_nodes", "io_mode",
+                                                 "fwd_nodes")
+    a = (wh.read("anomaly", [date]).join(jobs, "job_id", "left")
+         .orderBy(F.desc("worst_slowdown_est")).limit(TOP_ABNORMAL))
+    return a.toPandas()
+
+
+def _history(wh: Warehouse, site: Site, date: dt.date, apps: list[str]) -> pd.DataFrame:
+    """io_phase rows of `apps` over the baseline period ending with `date`."""
+    first = date - dt.timedelta(days=int(site.data["baseline_days"]) - 1)
+    return (wh.read("io_phase", days(first, date)).where(F.col("app").isin(apps))
+            .select("job_id", "app", "phase_no", "category", "bytes", "duration_s", "mean_bw",
+                    "is_abnormal", "bw_series").toPandas())
+
+
+def phase_figure(job: str, app: str, hist: pd.DataFrame, path: Path) -> Path:
+    """Bandwidth over time since phase start: the job's abnormal phases against normal ones
+    of the same application and stage-1 category."""
+    plt = plt_()
+    fig, ax = plt.subplots(figsize=(WIDTH * 0.75, 3.6))
+    fig.subplots_adjust(left=LEFT + 0.02, right=RIGHT - 0.03, top=0.86, bottom=0.16)
+    mine = hist[(hist.job_id == job) & hist.is_abnormal]
+    cats = set(mine.category)
+    normal = hist[(hist.category.isin(cats)) & ~hist.is_abnormal].head(HISTORY_LINES)
+    for i, (_, r) in enumerate(normal.iterrows()):
+        ax.plot(range(len(r.bw_series)), [v / 1e6 for v in r.bw_series], color="0.6",
+                lw=0.8, alpha=0.6, label="normal phases of the application" if i == 0 else None)
+    reds = plt.get_cmap("Reds")
+    for i, (_, r) in enumerate(mine.iterrows()):
+        ax.plot(range(len(r.bw_series)), [v / 1e6 for v in r.bw_series],
+                color=reds(0.95 - 0.5 * i / max(len(mine) - 1, 1)), lw=1.8,
+                label=f"abnormal phase {r.phase_no} ({r.duration_s:.0f} s)")
+    ax.set_title(f"Job {job} ({app}): abnormal I/O phases vs its history", loc="left")
+    ax.set_xlabel("seconds since the phase started")
+    ax.set_ylabel("bandwidth (MB/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    return save_(fig, path)
+
+
+def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub: str) -> str:
+    """HTML for the abnormal jobs of `date` ("" when the io_phase stage has not run); PNGs
+    under `out_dir/sub/`, linked relative to `out_dir`."""
+    if not wh.has("io_phase", date):
+        return ""
+    jobs = abnormal_jobs(wh, date)
+    out = ["<h3>Abnormal jobs (two-stage DBSCAN over each application's history)</h3>"]
+    if jobs.empty:
+        out.append("<p class='note'>No job of the day has an abnormal I/O phase.</p>")
+        return "\n".join(out)
+    rows = [[_td(_s(r.job_id)), _td(_s(r.app)), _td(_s(r.user)), _td(integer(r.n_nodes), "num"),
+             _td(_s(r.io_mode)), _td(f"{integer(r.n_abnormal)} of {integer(r.n_phases)}", "num"),
+             _td(f"{r.first_abnormal_start:%H:%M:%S}" if pd.notna(r.first_abnormal_start)
+                 else "–"),
+             _td(f"{sig3(r.worst_slowdown_est)}×", "num"),
+             _td(escape(", ".join(r.fwd_nodes)) if r.fwd_nodes is not None else "–")]
+            for r in jobs.itertuples()]
+    out.append(_table(["job_id", "application", "user", "nodes", "mode", "abnormal phases",
+                       "first abnormal", "slower than usual", "forwarding nodes"], rows))
+    out.append("<p class='note'>A phase is abnormal when its throughput profile falls outside "
+               "its category's main cluster and it runs at most 1/1.5 of the category's usual "
+               "throughput. Worst first; the figures show the worst jobs.</p>")
+    hist = _history(wh, site, date, sorted(set(jobs.app.dropna())))
+    for r in jobs.head(FIGURES).itertuples():
+        name = f"phases_{r.job_id}.png"
+        phase_figure(r.job_id, r.app, hist, Path(out_dir) / sub / name)
+        out.append(f'<img src="{escape(sub)}/{escape(name)}" alt="phases of job '
+                   f'{escape(str(r.job_id))}">')
+    return "\n".join(out)
