@@ -24,6 +24,7 @@ STAGES: dict[str, str] = {
     "trace_merged": "lassi.trace_merge:build_trace_merged",
     "job_profile": "lassi.job_profile:build_job_profile",
     "io_phase": "lassi.io_phase:build_io_phase",
+    "component_anomaly": "lassi.components:build_component_anomaly",
     "system_views": "lassi.system_views:build_system_views",
 }
 
