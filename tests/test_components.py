@@ -360,3 +360,10 @@ def test_simulated_day_finds_the_injected_faults(spark, tmp_path):
     full = json.loads((raw / "truth.json").read_text())
     scores = evaluate_components(wh, full, day, day)
     assert (scores["precision"], scores["recall"], scores["faults_found"]) == (1.0, 1.0, 2)
+    # and the daily report lists them, with Table 2 over the period
+    from lassi.report.anomaly import component_section
+
+    html = component_section(wh, site, day)
+    assert "Failing components" in html and "Table 2" in html
+    for f in full["faults"]:
+        assert f">{f['name']}<" in html

@@ -99,3 +99,39 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
         out.append(f'<img src="{escape(sub)}/{escape(name)}" alt="phases of job '
                    f'{escape(str(r.job_id))}">')
     return "\n".join(out)
+
+
+def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
+    """HTML: the day's failing components (system rule and stragglers) with durations, and
+    Beacon's Table 2 over the baseline period ("" when the stage has not run)."""
+    from lassi.components import component_anomaly_summary
+
+    if not wh.has("component_anomaly", date):
+        return ""
+    rows_df = (wh.read("component_anomaly", [date]).orderBy("start")
+               .select("kind", "component", "rule", "job_id", "start", "end", "duration_min",
+                       "max_bw_fraction", "est_slowdown", "ongoing", "evidence").toPandas())
+    out = ["<h3>Failing components (forwarding nodes and OSTs)</h3>"]
+    if rows_df.empty:
+        out.append("<p class='note'>No forwarding node or OST ran below "
+                   f"{site.thresholds['anomaly_peak_fraction']:.0%} of its peak for "
+                   f"{site.thresholds['anomaly_min_minutes']} minutes while asked to serve, "
+                   "and no straggler was found in large jobs.</p>")
+    else:
+        rows = [[_td(_s(r.kind)), _td(_s(r.component)), _td(_s(r.rule)), _td(_s(r.job_id)),
+                 _td(f"{r.start:%H:%M}"), _td(f"{r.end:%H:%M}" + (" (ongoing)" if r.ongoing
+                                                                   else "")),
+                 _td(integer(r.duration_min), "num"),
+                 _td(f"{r.max_bw_fraction:.0%}" if pd.notna(r.max_bw_fraction) else "–", "num"),
+                 _td(f"{sig3(r.est_slowdown)}×" if pd.notna(r.est_slowdown) else "–", "num"),
+                 _td(_s(r.evidence))] for r in rows_df.itertuples()]
+        out.append(_table(["kind", "component", "rule", "job", "start", "end", "minutes",
+                           "max bw / peak", "job slowdown", "evidence"], rows))
+    first = date - dt.timedelta(days=int(site.data["baseline_days"]) - 1)
+    t2 = component_anomaly_summary(wh, first, date)
+    body = [[_td(_s(r.bucket)), _td(integer(r.fwd), "num"), _td(integer(r.ost), "num")]
+            for r in t2.itertuples()]
+    out.append(f"<p class='note'>Beacon Table 2, {first} to {date}: system-rule anomalies "
+               "by duration (anomalies that continue past midnight joined).</p>")
+    out.append(_table(["duration", "forwarding nodes", "OSTs"], body))
+    return "\n".join(out)

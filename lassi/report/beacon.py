@@ -24,7 +24,7 @@ import pandas as pd
 from pyspark.sql import functions as F
 
 from lassi.config import Site
-from lassi.report.anomaly import anomaly_section
+from lassi.report.anomaly import anomaly_section, component_section
 from lassi.report.figures import LEFT, LEGEND_X, READ_COLOUR, RIGHT, WIDTH, WRITE_COLOUR
 from lassi.report.figures import _plt as plt_
 from lassi.report.figures import _save as save_
@@ -661,6 +661,7 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
     out.append(f"<h3>Top {TOP_JOBS} jobs by volume</h3>")
     out.append(_jobs_html(d))
     out.append(anomaly_section(wh, site, date, Path(out_dir), rel))
+    out.append(component_section(wh, site, date))
     out.append("<h3>Trace compression (Table 1)</h3>")
     out.append(_compression_html(compression_by_app(wh, date, date)))
     return "\n".join(out)
