@@ -25,6 +25,7 @@ STAGES: dict[str, str] = {
     "job_profile": "lassi.job_profile:build_job_profile",
     "io_phase": "lassi.io_phase:build_io_phase",
     "component_anomaly": "lassi.components:build_component_anomaly",
+    "interference": "lassi.interference:build_interference",
     "system_views": "lassi.system_views:build_system_views",
 }
 

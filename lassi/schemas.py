@@ -434,6 +434,23 @@ COMPONENT_ANOMALY = StructType([
 REQUEST_SIZE_EDGES = [0, 4096, 16384, 65536, 262144, 1048576, 4194304]
 REQUEST_SIZE_LABELS = ["<4K", "4K-16K", "16K-64K", "64K-256K", "256K-1M", "1M-4M", ">=4M"]
 
+INTERFERENCE = StructType([
+    _f("job_id", StringType(), False),     # the abnormal job
+    _f("app", StringType()),
+    _f("cause", StringType(), False),      # N:1 | high MDOPS | high bandwidth | high IOPS |
+                                           # mix | multiple jobs | system anomaly | unknown
+    _f("neighbour", StringType()),         # a job sharing a forwarding node; null: none
+    _f("neighbour_mode", StringType()),
+    _f("bw", DoubleType()),                # the neighbour's bytes/s over the abnormal phase
+    _f("iops", DoubleType()),
+    _f("mdops", DoubleType()),
+    _f("n1", BooleanType(), False),        # interference-prone features of the neighbour
+    _f("high_mdops", BooleanType(), False),
+    _f("high_bw", BooleanType(), False),
+    _f("high_iops", BooleanType(), False),
+    DATE,                                  # the abnormal job's start day
+])
+
 TABLES: dict[str, StructType] = {
     "raw_lustre_stats": RAW_LUSTRE_STATS,
     "node_window": NODE_WINDOW,
@@ -458,6 +475,7 @@ TABLES: dict[str, StructType] = {
     "component_anomaly": COMPONENT_ANOMALY,
     "io_phase": IO_PHASE,
     "anomaly": ANOMALY,
+    "interference": INTERFERENCE,
 }
 
 

@@ -18,7 +18,7 @@ from lassi.config import Site
 from lassi.report.figures import LEFT, RIGHT, WIDTH
 from lassi.report.figures import _plt as plt_
 from lassi.report.figures import _save as save_
-from lassi.report.html import _s, _table, _td, integer, sig3
+from lassi.report.html import _s, _table, _td, integer, shorten, sig3
 from lassi.warehouse import Warehouse, days
 
 TOP_ABNORMAL = 15      # jobs in the table
@@ -32,9 +32,17 @@ def abnormal_jobs(wh: Warehouse, date: dt.date) -> pd.DataFrame:
         return pd.DataFrame()
     jobs = wh.read("job_summary", [date]).select("job_id", "user", "n_nodes", "io_mode",
                                                  "fwd_nodes")
-    a = (wh.read("anomaly", [date]).join(jobs, "job_id", "left")
-         .orderBy(F.desc("worst_slowdown_est")).limit(TOP_ABNORMAL))
-    return a.toPandas()
+    a = wh.read("anomaly", [date]).join(jobs, "job_id", "left")
+    if wh.has("interference", date):
+        why = (wh.read("interference", [date]).groupBy("job_id")
+               .agg(F.first("cause").alias("cause"),
+                    F.array_join(F.array_sort(F.collect_set("neighbour")), ", ")
+                    .alias("neighbours")))
+        a = a.join(why, "job_id", "left")
+    else:
+        a = a.withColumn("cause", F.lit(None).cast("string")) \
+             .withColumn("neighbours", F.lit(None).cast("string"))
+    return a.orderBy(F.desc("worst_slowdown_est")).limit(TOP_ABNORMAL).toPandas()
 
 
 def _history(wh: Warehouse, site: Site, date: dt.date, apps: list[str]) -> pd.DataFrame:
@@ -85,13 +93,19 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
              _td(f"{r.first_abnormal_start:%H:%M:%S}" if pd.notna(r.first_abnormal_start)
                  else "–"),
              _td(f"{sig3(r.worst_slowdown_est)}×", "num"),
-             _td(escape(", ".join(r.fwd_nodes)) if r.fwd_nodes is not None else "–")]
+             _td(escape(", ".join(r.fwd_nodes)) if r.fwd_nodes is not None else "–"),
+             _td(_s(r.cause)), _td(shorten(r.neighbours, 40) if r.neighbours else "–")]
             for r in jobs.itertuples()]
     out.append(_table(["job_id", "application", "user", "nodes", "mode", "abnormal phases",
-                       "first abnormal", "slower than usual", "forwarding nodes"], rows))
+                       "first abnormal", "slower than usual", "forwarding nodes", "cause",
+                       "neighbour jobs"], rows))
     out.append("<p class='note'>A phase is abnormal when its throughput profile falls outside "
                "its category's main cluster and it runs at most 1/1.5 of the category's usual "
-               "throughput. Worst first; the figures show the worst jobs.</p>")
+               "throughput. Cause (Beacon Fig. 12): the interference-prone features (N:1, high "
+               "MDOPS, bandwidth or IOPS) of the jobs sharing its forwarding nodes during the "
+               "phase; several kinds → mix; only their sum high → multiple jobs; else a failing "
+               "component → system anomaly; else unknown. Worst first; the figures show the "
+               "worst jobs.</p>")
     hist = _history(wh, site, date, sorted(set(jobs.app.dropna())))
     for r in jobs.head(FIGURES).itertuples():
         name = f"phases_{r.job_id}.png"

@@ -1,0 +1,49 @@
+-- interference rows: per abnormal job and neighbour, the neighbour's strongest rates and
+-- features over the job's abnormal phases, and one cause per abnormal job (Fig. 12).
+-- Inputs: views `nb` (interference.sql), `ab_job` (job_id, app of the day's abnormal jobs),
+-- `ab_phase`, `js`, `comp` (component_anomaly of the period). Parameters: high_mdops,
+-- high_bw, high_iops, date.
+-- Cause, in the paper's order: the features of the neighbours: one kind -> that kind,
+-- several -> mix; else neighbours whose rates only together are high -> multiple jobs;
+-- else a forwarding node or OST of the job failing (component_anomaly) during an abnormal
+-- phase -> system anomaly; else unknown.
+WITH feat AS (
+  SELECT job_id, neighbour, FIRST(io_mode) AS io_mode, MAX(bw) AS bw, MAX(iops) AS iops,
+         MAX(mdops) AS mdops, BOOL_OR(n1) AS n1, BOOL_OR(high_mdops) AS high_mdops,
+         BOOL_OR(high_bw) AS high_bw, BOOL_OR(high_iops) AS high_iops
+  FROM nb GROUP BY job_id, neighbour
+),
+agg AS (
+  SELECT job_id,
+         array_distinct(flatten(collect_list(filter(array(
+           IF(n1, 'N:1', NULL), IF(high_mdops, 'high MDOPS', NULL),
+           IF(high_bw, 'high bandwidth', NULL), IF(high_iops, 'high IOPS', NULL)),
+           x -> x IS NOT NULL)))) AS kinds,
+         SUM(bw) AS sum_bw, SUM(iops) AS sum_iops, SUM(mdops) AS sum_mdops
+  FROM feat GROUP BY job_id
+),
+parts AS (
+  SELECT s.job_id, c AS component FROM js s
+  LATERAL VIEW explode(concat(COALESCE(s.fwd_nodes, array()), COALESCE(s.osts, array()))) t AS c
+),
+failing AS (
+  SELECT DISTINCT a.job_id FROM ab_phase a
+  JOIN parts p ON a.job_id = p.job_id
+  JOIN comp c ON c.component = p.component AND c.start < a.`end` AND c.`end` > a.start
+  WHERE c.rule = 'system'
+),
+cause AS (
+  SELECT j.job_id, j.app,
+         CASE WHEN size(g.kinds) = 1 THEN g.kinds[0]
+              WHEN size(g.kinds) > 1 THEN 'mix'
+              WHEN g.sum_bw >= ${high_bw} OR g.sum_iops >= ${high_iops}
+                   OR g.sum_mdops > ${high_mdops} THEN 'multiple jobs'
+              WHEN f.job_id IS NOT NULL THEN 'system anomaly'
+              ELSE 'unknown' END AS cause
+  FROM ab_job j LEFT JOIN agg g ON j.job_id = g.job_id LEFT JOIN failing f ON j.job_id = f.job_id
+)
+SELECT c.job_id, c.app, c.cause, x.neighbour, x.io_mode AS neighbour_mode, x.bw, x.iops,
+       x.mdops, COALESCE(x.n1, FALSE) AS n1, COALESCE(x.high_mdops, FALSE) AS high_mdops,
+       COALESCE(x.high_bw, FALSE) AS high_bw, COALESCE(x.high_iops, FALSE) AS high_iops,
+       DATE '${date}' AS date
+FROM cause c LEFT JOIN feat x ON c.job_id = x.job_id
