@@ -110,7 +110,7 @@ def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
     starts = job_dates(date)
     owned = [d for d in starts if wh.has("job_summary", d)]
     if not owned:
-        return "no job_summary (run job_profile first)"
+        return "no Beacon job profiles (job_summary) for the day"
     spark = wh.spark
     jobs = (wh.read("job_summary", owned)
             .select("job_id", "app", "io_mode", F.unix_timestamp("start").alias("start_s"),
