@@ -48,7 +48,45 @@ def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
         out["components"] = evaluate_components(wh, truth, first, date)
     else:
         out["components"] = None
+    if any(wh.has("interference", d) for d in period):
+        out["interference"] = evaluate_interference(wh, truth, first, date)
+    else:
+        out["interference"] = None
     return out
+
+
+def truth_cause_class(run: dict) -> str:
+    """A run's cause class from the simulator's lost time: `system` when its slow
+    components cost it at least as much as its neighbours, `interference` when neighbours
+    cost it time, else `none` (the truth has no finer, Fig. 12-style cause)."""
+    comp = sum(c["lost_s"] for c in run.get("components", []))
+    neigh = sum(n["lost_s"] for n in run.get("neighbours", []))
+    if comp > 0 and comp >= neigh:
+        return "system"
+    return "interference" if neigh > 0 else "none"
+
+
+def cause_class(cause: str) -> str:
+    """The class of a detected cause: system anomaly, unknown, or an interference kind."""
+    return {"system anomaly": "system", "unknown": "none"}.get(cause, "interference")
+
+
+def evaluate_interference(wh: Warehouse, truth: dict, first: dt.date, last: dt.date) -> dict:
+    """Accuracy of the causes of abnormal jobs at the level the truth supports: system
+    anomaly vs interference vs none, with the confusion counts."""
+    rows = (wh.read("interference", _days(first, last)).select("job_id", "cause").distinct()
+            .collect())                                   # one row per abnormal job
+    runs = {r["job_id"]: r for r in truth.get("runs", [])}
+    confusion: dict[str, int] = {}
+    right = 0
+    for r in rows:
+        if r["job_id"] not in runs:
+            continue
+        t, p = truth_cause_class(runs[r["job_id"]]), cause_class(r["cause"])
+        confusion[f"{t}->{p}"] = confusion.get(f"{t}->{p}", 0) + 1
+        right += t == p
+    n = sum(confusion.values())
+    return {"accuracy": right / n if n else None, "jobs": n, "confusion": confusion}
 
 
 def _utc(text: str) -> dt.datetime:
@@ -108,5 +146,11 @@ def table(res: dict) -> str:
                      f"{comp['detections']} detections")
     else:
         lines.append("component anomalies: none computed (run `lassi run daily` first)")
-    lines.append("not yet evaluated: stragglers and interference causes (issue #5, open)")
+    inter = res.get("interference")
+    if inter and inter["accuracy"] is not None:
+        lines.append(f"{'interference cause (system/interference/none)':<40} "
+                     f"accuracy {inter['accuracy']:.3f} over {inter['jobs']} abnormal jobs")
+        lines.append("  truth -> detected: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(inter["confusion"].items())))
+    lines.append("not yet evaluated: stragglers; the eight Fig. 12 causes one by one")
     return "\n".join(lines)

@@ -89,3 +89,23 @@ def test_rerun_is_idempotent(day):
     first = wh.read("interference", [DAY]).count()
     build_interference(wh, site, DAY)
     assert wh.read("interference", [DAY]).count() == first == 4
+
+
+def test_cause_accuracy_against_truth_classes(day):
+    """evaluate_interference scores causes by the class the simulator's truth supports."""
+    from lassi.evaluate import evaluate_interference
+    from lassi.interference import build_interference
+
+    site, wh = day
+    build_interference(wh, site, DAY)
+    truth = {"runs": [
+        {"job_id": "A", "neighbours": [{"run_no": 1, "lost_s": 30.0}], "components": []},
+        {"job_id": "E", "neighbours": [{"run_no": 2, "lost_s": 5.0}],
+         "components": [{"name": "fwd001", "lost_s": 50.0}]},            # truly system
+        {"job_id": "G", "neighbours": [], "components": [{"name": "fwd002", "lost_s": 9.0}]},
+        {"job_id": "H", "neighbours": [], "components": []},
+    ]}
+    res = evaluate_interference(wh, truth, DAY, DAY)
+    assert res["jobs"] == 4 and res["accuracy"] == pytest.approx(0.75)
+    assert res["confusion"] == {"interference->interference": 1, "system->interference": 1,
+                                "system->system": 1, "none->none": 1}
