@@ -5,7 +5,7 @@ Beacon's §4.2-4.4 look at the system rather than at one job: how busy the OSTs 
 cache thrashing and write amplification), how loaded each forwarding node is hour by hour
 (Fig. 10), who sends the MDS its operations (Fig. 18) and which I/O modes jobs use
 (Tables 3, 4, 6). This stage writes one table per view for the date (schemas in
-`lassi.schemas_views`, SQL in sql/view_*.sql); `lassi.report.beacon` draws them.
+`lassi.schemas`, SQL in sql/view_*.sql); `lassi.report.beacon` draws them.
 
 Thresholds (module constants; the first three can be overridden by the site's
 `thresholds.cache_thrashing_factor`, `.write_amplification_factor`, `.fwd_load_bands`):
@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
 
 from lassi.config import Site
-from lassi.schemas_views import VIEW_TABLES
+from lassi.schemas import VIEW_TABLES
 from lassi.sqltext import sql
 from lassi.warehouse import Warehouse, as_date
 
@@ -62,13 +62,6 @@ _SITE_FWD = StructType([StructField("fwd", StringType(), False),
 _BUCKETS = StructType([StructField("bucket_no", IntegerType(), False),
                        StructField("ch_bucket", StringType(), False),
                        StructField("ch_lo", DoubleType()), StructField("ch_hi", DoubleType())])
-
-
-def register_view_tables() -> None:
-    """Make the view tables known to `lassi.schemas` (until they are merged there)."""
-    from lassi.schemas import TABLES
-
-    TABLES.update(VIEW_TABLES)
 
 
 # --- settings ---------------------------------------------------------------------------
@@ -168,6 +161,7 @@ def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> dict[str, bool]
                         ("raw_mds", "sv_mds"), ("job_summary", "sv_jobs"),
                         ("ost_map", "sv_ost_map")):
         wh.read(table, date).createOrReplaceTempView(view)
+    spark.sql(sql("fwd_sample")).createOrReplaceTempView("sv_fwd_sample")
     spark.createDataFrame([(f.name, f.ost_peak_bw) for f in site.filesystems], _SITE_FS) \
         .createOrReplaceTempView("sv_site_fs")
     # forwarding nodes: the day's fwd_map (its peaks, else the site's), else the site's list
@@ -217,7 +211,6 @@ def build_system_views(wh: Warehouse, site: Site, date: dt.date) -> str:
     A date without Beacon data (e.g. an ARCHER warehouse) writes nothing and removes any
     view partitions a previous run left for it.
     """
-    register_view_tables()
     date = as_date(date)
     if not has_beacon_data(wh, date):
         for table, schema in VIEW_TABLES.items():

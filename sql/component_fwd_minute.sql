@@ -1,7 +1,7 @@
 -- component_fwd_minute: per forwarding node and minute of the day, the largest bandwidth a
 -- Lustre client sample shows (bytes summed over the node's OSTs / interval_s) and the LWFS
 -- server's demand evidence in that minute.
--- Inputs: views `sv_client` (raw_lustre_client of the day), `sv_server` (raw_lwfs_server of
+-- Inputs: views `sv_fwd_sample` (fwd_sample.sql), `sv_server` (raw_lwfs_server of
 -- the day), `sv_fwds` (fwd, fwd_peak_bw: known forwarding nodes and their peaks).
 -- Parameters: day_start, last_minute (first and last minute of the day, UTC).
 -- Bytes are estimated as in view_fwd_load.sql (RPCs x pages per RPC x 4 KiB); a sample
@@ -10,14 +10,7 @@
 -- gauge (average and largest of the minute's Queue lines), each line (its counts cover
 -- the interval since the previous line of its kind, the queue is averaged over it) at the
 -- midpoint of that interval like the Lustre client samples.
-WITH samples AS (
-  SELECT fwd, ts, MAX(interval_s) AS secs,
-         SUM((read_rpc_delta + write_rpc_delta) * COALESCE(pages_per_rpc, 0) * 4096) AS bytes,
-         SUM(read_rpc_delta + write_rpc_delta) AS rpcs
-  FROM sv_client
-  WHERE fwd IS NOT NULL AND read_rpc_delta >= 0 AND write_rpc_delta >= 0 AND interval_s > 0
-  GROUP BY fwd, ts
-),
+WITH samples AS (SELECT fwd, ts, secs, rb + wb AS bytes, rpcs FROM sv_fwd_sample),
 bw AS (
   SELECT fwd,
          LEAST(GREATEST(date_trunc('MINUTE', ts - make_dt_interval(0, 0, 0, secs / 2)),

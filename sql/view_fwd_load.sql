@@ -1,6 +1,6 @@
 -- view_fwd_load (Beacon Fig. 10): per forwarding node and hour, the peak per-minute load as a
 -- fraction of the node's benchmarked peak bandwidth, and its band.
--- Inputs: views `sv_client` (raw_lustre_client of the day), `sv_fwds` (fwd, fwd_peak_bw:
+-- Inputs: views `sv_fwd_sample` (fwd_sample.sql), `sv_fwds` (fwd, fwd_peak_bw:
 -- the known forwarding nodes and their peaks, from fwd_map or the site configuration).
 -- Parameters: day_start, last_minute, date, band (a CASE expression over `load`).
 -- Bytes are the Lustre client estimate of fwd_ost_minute.sql (RPCs x the interval's average
@@ -8,14 +8,7 @@
 -- cover (samples summed over OSTs first, one interval per sample), at the interval
 -- midpoint as in view_ost_util.sql. Every known node has a row for every hour of the day:
 -- without samples its load is 0 (idle) and `minutes` says so.
-WITH samples AS (
-  SELECT fwd, ts, MAX(interval_s) AS secs,
-         SUM(read_rpc_delta * COALESCE(pages_per_rpc, 0) * 4096) AS rb,
-         SUM(write_rpc_delta * COALESCE(pages_per_rpc, 0) * 4096) AS wb
-  FROM sv_client
-  WHERE fwd IS NOT NULL AND read_rpc_delta >= 0 AND write_rpc_delta >= 0 AND interval_s > 0
-  GROUP BY fwd, ts
-),
+WITH samples AS (SELECT * FROM sv_fwd_sample),
 minutes AS (
   SELECT fwd,
          LEAST(GREATEST(date_trunc('MINUTE', ts - make_dt_interval(0, 0, 0, secs / 2)),

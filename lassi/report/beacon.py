@@ -38,7 +38,6 @@ from lassi.system_views import (
     band_legend,
     fwd_load_bands,
     has_beacon_data,
-    register_view_tables,
 )
 from lassi.trace_merge import compression_by_app
 from lassi.warehouse import Warehouse, as_date
@@ -614,7 +613,6 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
     """The Beacon section of the daily report for `date`: an HTML fragment ("" when the date
     has no Beacon data). PNGs go to `<out_dir>/_beacon/<date>/`; their links are relative
     to `out_dir` (the folder of the page)."""
-    register_view_tables()
     date = as_date(date)
     views = ("view_ost_util", "view_layer_volume", "view_fwd_load", "view_mds_source",
              "view_io_mode")
