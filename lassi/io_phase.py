@@ -129,9 +129,9 @@ def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
                     F.unix_timestamp("end").alias("end_s"), "bytes", "duration_s", "mean_bw",
                     "peak_bw", "kind", "io_mode", "bw_series", "date")
             .withColumn("new", F.lit(0)))
-    apps = [r["app"] for r in new.select("app").distinct().collect()]
-    both = new.select(*_DETECT_IN).unionByName(hist.where(F.col("app").isin(apps))
-                                               .select(*_DETECT_IN))
+    apps = new.select(F.col("app").alias("new_app")).distinct()
+    same_app = hist.join(apps, hist["app"].eqNullSafe(apps["new_app"]), "left_semi")
+    both = new.select(*_DETECT_IN).unionByName(same_app.select(*_DETECT_IN))
     flags = detect_by_app(both, site).where("new = 1").drop("new")
     rows = (new.join(flags, ["job_id", "phase_no"])
             .withColumn("start", F.timestamp_seconds("start_s"))
