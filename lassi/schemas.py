@@ -541,6 +541,163 @@ VIEW_IO_MODE = StructType([
     DATE,
 ])
 
+# --- TOKIO: connectors to the tools centres already run (issue #6) -------------------------
+# Darshan (PyDarshan): one row per log; partition = the job's UTC start day.
+DARSHAN_JOB = StructType([
+    _f("log_path", StringType(), False),   # as given; the key of the log's rows
+    _f("job_id", StringType(), False),     # the scheduler job id Darshan recorded
+    _f("uid", LongType()),
+    _f("user", StringType()),              # from the repository file name when present
+    _f("exe", StringType()),               # the executable (full command line's first word)
+    _f("cmdline", StringType()),
+    _f("nprocs", LongType()),
+    _f("start", TimestampType()),          # UTC
+    _f("end", TimestampType()),
+    _f("runtime_s", DoubleType()),
+    _f("log_version", StringType()),
+    _f("lib_version", StringType()),
+    _f("hostname", StringType()),
+    _f("modules", ArrayType(StringType())),
+    _f("partial", BooleanType()),          # Darshan ran out of memory for some module
+    _f("n_files", LongType()),
+    _f("mounts", ArrayType(StringType())),  # the file systems the job touched
+    _f("bytes_read", LongType()),          # POSIX (+STDIO) bytes; MPI-IO rides on POSIX
+    _f("bytes_written", LongType()),
+    _f("posix_opens", LongType()),
+    _f("posix_reads", LongType()),
+    _f("posix_writes", LongType()),
+    _f("posix_stats", LongType()),
+    _f("read_time_s", DoubleType()),       # summed over ranks
+    _f("write_time_s", DoubleType()),
+    _f("meta_time_s", DoubleType()),
+    _f("io_time_slowest_s", DoubleType()),  # I/O time of the slowest rank (darshan-parser --perf)
+    _f("agg_perf_mibs", DoubleType()),     # total bytes / slowest rank's I/O time, MiB/s
+    DATE,
+])
+
+# Darshan per-file (per record and module) counters, with the LUSTRE module's OST list.
+DARSHAN_FILE = StructType([
+    _f("log_path", StringType(), False),
+    _f("job_id", StringType(), False),
+    _f("module", StringType(), False),     # POSIX | MPI-IO | STDIO
+    _f("record_id", StringType(), False),  # Darshan's 64-bit record hash, as text
+    _f("file_name", StringType()),
+    _f("mount", StringType()),
+    _f("fs_type", StringType()),
+    _f("rank", LongType()),                # -1: shared by every rank
+    _f("opens", LongType()),
+    _f("reads", LongType()),
+    _f("writes", LongType()),
+    _f("bytes_read", LongType()),
+    _f("bytes_written", LongType()),
+    _f("read_time_s", DoubleType()),
+    _f("write_time_s", DoubleType()),
+    _f("meta_time_s", DoubleType()),
+    _f("stripe_size", LongType()),         # LUSTRE module (null without it)
+    _f("stripe_count", LongType()),
+    _f("ost_ids", ArrayType(IntegerType())),
+    DATE,
+])
+
+# LMT (schema 1.1): cumulative counters and per-interval deltas, one row per OST per sample.
+# Deltas are null for a series' first sample; a counter that goes down is a reset (delta =
+# the new value, `reset` true); a gap keeps its length in interval_s (no invented samples).
+LMT_OST = StructType([
+    _f("fs", StringType(), False),
+    _f("ost", StringType(), False),        # snx11025-OST0000
+    _f("oss", StringType()),
+    _f("ts", TimestampType(), False),      # UTC
+    _f("ts_id", LongType()),
+    _f("read_bytes", LongType()),
+    _f("write_bytes", LongType()),
+    _f("read_bytes_delta", LongType()),
+    _f("write_bytes_delta", LongType()),
+    _f("interval_s", DoubleType()),
+    _f("reset", BooleanType()),
+    _f("ost_cpu_pct", DoubleType()),
+    _f("oss_cpu_pct", DoubleType()),
+    _f("oss_mem_pct", DoubleType()),
+    _f("kbytes_free", LongType()),
+    _f("kbytes_used", LongType()),
+    _f("inodes_free", LongType()),
+    _f("inodes_used", LongType()),
+    DATE,
+])
+
+# LMT MDS: one row per MDT per operation per sample (the cumulative SAMPLES and its delta).
+LMT_MDS = StructType([
+    _f("fs", StringType(), False),
+    _f("mdt", StringType(), False),        # snx11025-MDT0000
+    _f("mds", StringType()),
+    _f("ts", TimestampType(), False),
+    _f("ts_id", LongType()),
+    _f("op", StringType(), False),         # OPERATION_INFO name: open, close, getattr, ...
+    _f("samples", LongType()),
+    _f("samples_delta", LongType()),
+    _f("interval_s", DoubleType()),
+    _f("reset", BooleanType()),
+    _f("mds_cpu_pct", DoubleType()),
+    DATE,
+])
+
+# `lfs df` (fullness) and `lctl dl -t` (devices, failover) snapshots, one row per target.
+OST_HEALTH = StructType([
+    _f("source", StringType(), False),     # lfs-df | lctl-dl
+    _f("host", StringType()),              # where the command ran, when known
+    _f("ts", TimestampType(), False),      # snapshot time (UTC)
+    _f("fs", StringType(), False),
+    _f("target", StringType(), False),     # snx11035-OST0000 / -MDT0000
+    _f("kind", StringType(), False),       # OST | MDT
+    _f("target_index", IntegerType()),
+    _f("mount", StringType()),             # lfs df
+    _f("total_kib", LongType()),
+    _f("used_kib", LongType()),
+    _f("avail_kib", LongType()),
+    _f("use_pct", DoubleType()),
+    _f("status", StringType()),            # lctl dl: UP, ...
+    _f("server_nid", StringType()),        # lctl dl -t: the NID serving the target
+    _f("failed_over", BooleanType()),      # served by a server that carries too many targets
+    DATE,
+])
+
+# `lassi summarize-job`: one row per job, the metrics of every connector (TOKIO's
+# summarize_job). Partition = the job's UTC start day. Nulls where a source has nothing.
+JOB_METRICS = StructType([
+    _f("job_id", StringType(), False),
+    _f("jobinfo_source", StringType()),    # which configured source gave start/end/nodes
+    _f("user", StringType()),
+    _f("app", StringType()),
+    _f("fs", StringType()),                # the file system the job used most
+    _f("n_nodes", LongType()),
+    _f("nprocs", LongType()),
+    _f("start", TimestampType()),
+    _f("end", TimestampType()),
+    _f("runtime_s", DoubleType()),
+    _f("darshan_logs", LongType()),
+    _f("darshan_bytes_read", LongType()),
+    _f("darshan_bytes_written", LongType()),
+    _f("darshan_opens", LongType()),
+    _f("darshan_io_time_s", DoubleType()),
+    _f("darshan_agg_perf_mibs", DoubleType()),
+    _f("lmt_bytes_read", LongType()),      # the file system, during the job
+    _f("lmt_bytes_written", LongType()),
+    _f("lmt_opens_closes", LongType()),
+    _f("lmt_md_ops", LongType()),
+    _f("lmt_oss_cpu_mean", DoubleType()),
+    _f("lmt_oss_cpu_max", DoubleType()),
+    _f("lmt_mds_cpu_mean", DoubleType()),
+    _f("lmt_mds_cpu_max", DoubleType()),
+    _f("lmt_missing_fraction", DoubleType()),  # share of expected LMT samples absent
+    _f("coverage_bw", DoubleType()),       # job bytes / file-system bytes during the job
+    _f("coverage_opens", DoubleType()),    # job opens+closes / file-system opens+closes
+    _f("ost_fullest_pct", DoubleType()),
+    _f("ost_mean_pct", DoubleType()),
+    _f("ost_failed_over", LongType()),     # targets failed over at the nearest snapshot
+    _f("concurrent_jobs", LongType()),
+    _f("perf_mibs", DoubleType()),         # the job's I/O performance (Darshan, else bytes/s)
+    DATE,
+])
+
 VIEW_TABLES: dict[str, StructType] = {
     "view_ost_util": VIEW_OST_UTIL,
     "view_layer_volume": VIEW_LAYER_VOLUME,
@@ -576,6 +733,12 @@ TABLES: dict[str, StructType] = {
     "io_phase": IO_PHASE,
     "anomaly": ANOMALY,
     "interference": INTERFERENCE,
+    "darshan_job": DARSHAN_JOB,
+    "darshan_file": DARSHAN_FILE,
+    "lmt_ost": LMT_OST,
+    "lmt_mds": LMT_MDS,
+    "ost_health": OST_HEALTH,
+    "job_metrics": JOB_METRICS,
 }
 
 
