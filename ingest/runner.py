@@ -55,8 +55,12 @@ BEACON: dict[str, tuple[str, Callable]] = {
     "ost": ("raw_ost", beacon_layers.parse_ost),
     "mds": ("raw_mds", beacon_layers.parse_mds),
 }
-LATER = {"lmt": 6, "darshan": 6, "lfs-df": 6, "lctl-dl": 6}
-SOURCES = ["lustre", *SCHEDULER, *BEACON, *LATER]
+# TOKIO connectors: source -> module with `ingest_inputs(spark, wh, site, inputs, date, tz)`,
+# which writes its tables and its quarantine rows and returns the line accounting
+TOKIO = {"darshan": "ingest.darshan", "lmt": "ingest.lmt", "lfs-df": "ingest.lfs_df",
+         "lctl-dl": "ingest.lctl_dl"}
+SOURCES = ["lustre", *SCHEDULER, *BEACON, *TOKIO]
+URI_SCHEMES = ("mysql://",)   # inputs that are not paths (a live LMT database)
 # (file, previous-day file or None, the UTC day the file holds or None)
 BeaconTask = tuple[str, str | None, dt.date | None]
 _EPOCH, _US = dt.datetime(1970, 1, 1), dt.timedelta(microseconds=1)
@@ -350,13 +354,19 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
 
 
 def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
-                  inputs: list[str], date: dt.date | None = None) -> ParseStats:
-    """Ingest one source from files or directories; returns the line accounting."""
-    if source in LATER:
-        raise IngestError(f"source {source!r} arrives with issue #{LATER[source]}; "
-                          f"available now: lustre, {', '.join([*SCHEDULER, *BEACON])}")
+                  inputs: list[str], date: dt.date | None = None, tz: str | None = None
+                  ) -> ParseStats:
+    """Ingest one source from files or directories (or a database URI for LMT); returns the
+    line accounting. `tz` overrides the site's zone for sources with local times."""
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
+    if source in TOKIO:
+        import importlib
+
+        stats = importlib.import_module(TOKIO[source]).ingest_inputs(
+            spark, wh, site, inputs, date, tz)
+        _log(spark, wh, stats, date or dt.datetime.now(dt.timezone.utc).date())
+        return stats
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")

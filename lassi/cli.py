@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--raw", help="a folder written by `lassi simulate` or a site collector")
     i.add_argument("--input", nargs="+", help="files or directories (with --source)")
     i.add_argument("--date", type=_date, help="date of the data (required with --raw)")
+    i.add_argument("--tz", default=None,
+                   help="time zone of a source's local times (default: the site's, e.g. LMT)")
     _common(i)
 
     r = sub.add_parser("run", help="run analysis stages")
@@ -162,14 +164,30 @@ def cmd_ingest(args) -> int:
     else:
         if not args.input:
             raise CliError("--source needs --input PATH [PATH ...]")
+        from ingest.runner import URI_SCHEMES
+
         for p in args.input:
-            if not Path(p).exists():
+            if not p.startswith(URI_SCHEMES) and not Path(p).exists():
                 raise CliError(f"no such file or directory: {p}")
+        if args.tz is not None:
+            _zone(args.tz)
         wh = _warehouse(args, "ingest")
-        stats = [ingest_source(wh.spark, wh, site, args.source, args.input, args.date)]
+        stats = [ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
+                               tz=args.tz)]
     for st in stats:
         print(st.summary())
     return 0
+
+
+def _zone(name: str) -> str:
+    """A valid IANA time zone name, or a one-line error."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise CliError(f"unknown time zone {name!r} (e.g. America/Los_Angeles, UTC)") from None
+    return name
 
 
 def cmd_run(args) -> int:
