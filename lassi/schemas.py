@@ -689,12 +689,14 @@ JOB_METRICS = StructType([
     _f("lmt_mds_cpu_max", DoubleType()),
     _f("lmt_missing_fraction", DoubleType()),  # share of expected LMT samples absent
     _f("coverage_bw", DoubleType()),       # job bytes / file-system bytes during the job
-    _f("coverage_opens", DoubleType()),    # job opens+closes / file-system opens+closes
+    _f("coverage_opens", DoubleType()),    # job opens (Darshan) / file-system opens (LMT)
     _f("ost_fullest_pct", DoubleType()),
     _f("ost_mean_pct", DoubleType()),
     _f("ost_failed_over", LongType()),     # targets failed over at the nearest snapshot
     _f("concurrent_jobs", LongType()),
     _f("perf_mibs", DoubleType()),         # the job's I/O performance (Darshan, else bytes/s)
+    _f("job_bytes", LongType()),           # bytes the job moved, by `bytes_source`
+    _f("bytes_source", StringType()),      # darshan | lassi (export stats) | beacon (traces)
     DATE,
 ])
 
