@@ -120,6 +120,68 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: 2017-10-10 (archer), 2018-02-25 (taihulight)")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--dir", default="./demo", help="where raw files, warehouse and report go")
+
+    lm = sub.add_parser("archive-lmt", help="archive a time window of an LMT database into "
+                        "lmt_ost/lmt_mds (idempotent; replaces only the window's rows)")
+    lm.add_argument("--input", required=True, metavar="URI|FILE",
+                    help="mysql://user[:pass]@host[:port]/db (password also from "
+                    "$LASSI_LMT_PASSWORD) or an LMT SQLite copy (.sqlite3)")
+    lm.add_argument("--from", dest="start", required=True, metavar="T",
+                    help="window start, ISO date or datetime, UTC (e.g. 2018-01-28T08:00)")
+    lm.add_argument("--to", dest="end", required=True, metavar="T",
+                    help="window end (exclusive), ISO date or datetime, UTC")
+    lm.add_argument("--tz", default=None,
+                    help="time zone of the database's TIMESTAMP_INFO (default: the site's lmt)")
+    _common(lm)
+
+    bo = sub.add_parser("bad-ost", help="Darshan logs: which Lustre OST correlates with slow "
+                        "files (TOKIO darshan_bad_ost)")
+    bo.add_argument("logs", nargs="+", metavar="LOG", help="Darshan log files")
+    bo.add_argument("--json", action="store_true", help="the flagged OSTs as a JSON list")
+    bo.add_argument("-p", "--p-value", type=float, default=0.05, dest="p_value",
+                    help="flag only when the p-value is below this (default 0.05)")
+    bo.add_argument("-c", "--correlation", type=float, default=0.0,
+                    help="flag only when |coefficient| is above this (default 0.0)")
+    bo.add_argument("--fs", default=None, help="Lustre name for OST names (e.g. snx11025)")
+    bo.add_argument("--site-json", default=None,
+                    help="pytokio site.json mapping mount points to Lustre names")
+
+    sb = sub.add_parser("scoreboard", help="top users, applications and file systems by I/O "
+                        "volume over a period (TOKIO darshan_scoreboard)")
+    sb.add_argument("--from", dest="date_from", required=True, metavar="D",
+                    help="first day (YYYY-MM-DD, UTC)")
+    sb.add_argument("--to", dest="date_to", required=True, metavar="D", help="last day")
+    sb.add_argument("--top", type=_positive, default=10, help="rows per table (default 10)")
+    sb.add_argument("--out", default=None, help="folder for scoreboard_<from>_<to>.csv/.png")
+    _common(sb, site=False)
+
+    co = sub.add_parser("correlate", help="Pearson r and p-value of job performance against "
+                        "every other job_metrics column (TOKIO Fig. 9)")
+    co.add_argument("--from", dest="date_from", metavar="D",
+                    help="first day (YYYY-MM-DD; default: every day)")
+    co.add_argument("--to", dest="date_to", metavar="D", help="last day")
+    co.add_argument("--perf", default="perf_mibs",
+                    help="the performance column of job_metrics (default perf_mibs)")
+    co.add_argument("--out", default=None, help="folder for correlate_<period>.csv/.png")
+    co.add_argument("-p", "--p-value", dest="p_value", type=float, default=0.05,
+                    help="significance threshold: bold in the figure (default 0.05)")
+    _common(co, site=False)
+
+    sj = sub.add_parser("summarize-job", help="one row of metrics per job from every "
+                        "connector -> job_metrics (TOKIO summarize_job)")
+    sj.add_argument("job_ids", nargs="+", metavar="JOBID")
+    sj.add_argument("--csv", default=None, help="also write the rows to this CSV file")
+    sj.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    sj.add_argument("--no-write", action="store_true",
+                    help="do not merge the rows into the job_metrics table")
+    _common(sj)
+
+    um = sub.add_parser("umami", help="UMAMI diagram: a job against its application's history")
+    um.add_argument("job_id", metavar="JOBID")
+    um.add_argument("--days", type=_positive, default=None,
+                    help="history before the job (default tokio.history_days)")
+    um.add_argument("--out", default=".", help="folder for umami_<job>.png (default .)")
+    _common(um)
     return p
 
 
@@ -289,9 +351,154 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_archive_lmt(args) -> int:
+    from ingest.lmt import LmtDb, LmtError
+    from lassi.lmt_archive import archive, check_window, parse_time, summary
+
+    try:
+        start, end = parse_time(args.start), parse_time(args.end)
+        check_window(start, end)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if not args.input.startswith("mysql://") and not Path(args.input).is_file():
+        raise CliError(f"no such LMT database file: {args.input}")
+    zone = _zone(args.tz) if args.tz is not None else _site(args).tz("lmt")
+    try:
+        db = LmtDb(args.input, zone)      # before Spark starts: a dead database fails fast
+    except LmtError as exc:
+        raise CliError(str(exc)) from None
+    with db:
+        wh = _warehouse(args, "archive-lmt")
+        stats = archive(wh.spark, wh, db, start, end)
+    print(summary(stats, db.name, start, end))
+    return 0
+
+
+def cmd_bad_ost(args) -> int:
+    """Correlate per-file performance with OSTs; print the flagged ones."""
+    for log in args.logs:
+        if not Path(log).is_file():
+            raise CliError(f"no such Darshan log: {log}")
+    if args.site_json and not Path(args.site_json).is_file():
+        raise CliError(f"no such site.json: {args.site_json}")
+    from lassi.bad_ost import bad_osts, format_table, to_json
+
+    df = bad_osts(args.logs, args.p_value, args.correlation, args.fs, args.site_json)
+    print(json.dumps(to_json(df), indent=2) if args.json else format_table(df))
+    return 0
+
+
+def _period_args(args, required: bool = True) -> tuple[dt.date | None, dt.date | None]:
+    """--from/--to as dates (both or, unless required, neither); one-line errors."""
+    out = []
+    for flag, text in (("--from", args.date_from), ("--to", args.date_to)):
+        try:
+            out.append(None if text is None else dt.date.fromisoformat(text))
+        except ValueError:
+            raise CliError(f"{flag}: not a date (YYYY-MM-DD): {text!r}") from None
+    first, last = out
+    if (first is None) != (last is None) or (required and first is None):
+        raise CliError("give both --from D1 and --to D2")
+    if first is not None and last < first:
+        raise CliError(f"--from {first} is after --to {last}")
+    return first, last
+
+
+def _existing_warehouse(root: str) -> None:
+    from lassi.warehouse import local_root
+
+    local = local_root(root)
+    if local is not None and not local.is_dir():
+        raise CliError(f"no warehouse at {root}")
+
+
+def cmd_scoreboard(args) -> int:
+    """Top users, applications and file systems by I/O volume (TOKIO Fig. 8)."""
+    first, last = _period_args(args)
+    _existing_warehouse(args.warehouse)
+    from lassi.scoreboard import format_tables, scoreboard, write_outputs
+
+    wh = _warehouse(args, "scoreboard")
+    try:
+        tables = scoreboard(wh, first, last, args.top)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    span = first.isoformat() if first == last else f"{first}..{last}"
+    print(f"I/O scoreboard {span}; source: {tables[0].attrs['source']}\n")
+    print(format_tables(tables))
+    if args.out:
+        for path in write_outputs(tables, first, last, Path(args.out)):
+            print(f"wrote {path}")
+    return 0
+
+
+def cmd_correlate(args) -> int:
+    """Pearson r / p of job performance against the other job metrics (TOKIO Fig. 9)."""
+    first, last = _period_args(args, required=False)
+    if not 0 < args.p_value < 1:
+        raise CliError(f"-p must be between 0 and 1, got {args.p_value}")
+    _existing_warehouse(args.warehouse)
+    from lassi.correlate import correlate, format_table, write_outputs
+
+    wh = _warehouse(args, "correlate")
+    try:
+        res = correlate(wh, first, last, args.perf)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print(format_table(res, args.p_value))
+    if args.out:
+        for path in write_outputs(res, Path(args.out), args.p_value):
+            print(f"wrote {path}")
+    return 0
+
+
+def _print_metrics(pdf) -> None:
+    """Jobs as columns, metrics as rows: readable for a handful of jobs."""
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 200, "display.width", 160):
+        print(pdf.set_index("job_id").T.to_string())
+
+
+def cmd_summarize_job(args) -> int:
+    from lassi.job_metrics import JobNotFound, summarize_jobs
+
+    site = _site(args)
+    wh = _warehouse(args, "summarize-job")
+    missing = None
+    try:
+        pdf = summarize_jobs(wh, site, args.job_ids, write=not args.no_write)
+    except JobNotFound as exc:
+        pdf, missing = exc.found, str(exc)
+    if len(pdf):
+        _print_metrics(pdf)
+        if args.csv:
+            pdf.to_csv(args.csv, index=False)
+        if args.json:
+            pdf.to_json(args.json, orient="records", date_format="iso", indent=1)
+    if missing:
+        raise CliError(missing)
+    return 0
+
+
+def cmd_umami(args) -> int:
+    from lassi.umami import write_umami
+
+    site = _site(args)
+    wh = _warehouse(args, "umami")
+    print(write_umami(wh, site, args.job_id, Path(args.out), args.days).resolve())
+    return 0
+
+
 COMMANDS = {"simulate": cmd_simulate, "ingest": cmd_ingest, "run": cmd_run, "sql": cmd_sql,
             "report": cmd_report, "evaluate": cmd_evaluate, "demo": cmd_demo}
 COMMANDS["compress-trace"] = cmd_compress_trace
+COMMANDS["archive-lmt"] = cmd_archive_lmt
+COMMANDS["bad-ost"] = cmd_bad_ost
+COMMANDS["scoreboard"] = cmd_scoreboard
+COMMANDS["correlate"] = cmd_correlate
+COMMANDS["summarize-job"] = cmd_summarize_job
+COMMANDS["umami"] = cmd_umami
 
 
 def main(argv: list[str] | None = None) -> int:
