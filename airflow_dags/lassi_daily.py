@@ -3,7 +3,7 @@
 
 `ingest` → `node_window` → `app_hour` → `fs_hour` → `slowdown` → `trace_merged` →
 `job_profile` → `io_phase` → `component_anomaly` → `interference` → `system_views` →
-`report`, each task one
+`job_metrics` → `report`, each task one
 `spark-submit` of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
 
 * **ingest**: `jobs/ingest_raw.py --raw <raw_root> --date <ds>`, everything the collectors (or
@@ -43,7 +43,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 
 # Order of lassi.daily.STAGES (kept literal: the DAG file imports no lassi; a test checks it).
 STAGES = ["node_window", "app_hour", "fs_hour", "slowdown", "trace_merged", "job_profile",
-          "io_phase", "component_anomaly", "interference", "system_views"]
+          "io_phase", "component_anomaly", "interference", "system_views", "job_metrics"]
 
 LASSI_HOME = Path(os.environ.get("LASSI_HOME") or Path(__file__).resolve().parents[1])
 SPARK_CONN_ID = "lassi_spark"

@@ -27,6 +27,7 @@ STAGES: dict[str, str] = {
     "component_anomaly": "lassi.components:build_component_anomaly",
     "interference": "lassi.interference:build_interference",
     "system_views": "lassi.system_views:build_system_views",
+    "job_metrics": "lassi.job_metrics:build_job_metrics",
 }
 
 
