@@ -419,6 +419,23 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
             layers[layer] = beacon_tasks(main, date)
     if layers:
         out += ingest_beacon(spark, wh, site, layers, date)
+    out += _ingest_tokio_raw(spark, wh, site, raw, date)
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
+    return out
+
+
+def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,
+                      date: dt.date) -> list[ParseStats]:
+    """TOKIO sources of a raw folder for `date`: `lmt/<fs>/<date>.sqlite3`,
+    `lfs-df/<date>*`, `lctl-dl/<date>*` and a Darshan repository day `darshan/YYYY/M/D/`."""
+    out = []
+    for source, folder in (("lmt", raw / "lmt"), ("lfs-df", raw / "lfs-df"),
+                           ("lctl-dl", raw / "lctl-dl")):
+        files = _day_files(folder, date, lambda d: d.isoformat())
+        if files:
+            out.append(ingest_source(spark, wh, site, source, [str(f) for f in files], date))
+    logs = raw / "darshan" / str(date.year) / str(date.month) / str(date.day)
+    if logs.is_dir() and any(logs.iterdir()):
+        out.append(ingest_source(spark, wh, site, "darshan", [str(logs)], date))
     return out

@@ -19,6 +19,7 @@ from lassi.report import figures
 from lassi.report.beacon import beacon_section
 from lassi.report.data import ReportData, load
 from lassi.report.html import beacon_page, page
+from lassi.report.tokio import tokio_section
 from lassi.system_views import has_beacon_data
 from lassi.warehouse import Warehouse, days
 
@@ -32,8 +33,9 @@ def report_name(site: Site, first: dt.date, last: dt.date) -> str:
     return f"{site.name}-{span}"
 
 
-def render(d: ReportData, folder: Path, beacon: str = "") -> Path:
-    """Write figures and the page of `d` into `folder`; return index.html."""
+def render(d: ReportData, folder: Path, beacon: str = "", tokio: str = "") -> Path:
+    """Write figures and the page of `d` into `folder`; return index.html. `beacon` and
+    `tokio` are the HTML of those sections (may be empty)."""
     missing = d.missing_dates
     images: dict[str, dict[str, str]] = {}
     for fs in d.filesystems:
@@ -52,8 +54,8 @@ def render(d: ReportData, folder: Path, beacon: str = "") -> Path:
                                     folder / GROUPS_DIR / "run_groups.png")
     groups_img = f"{GROUPS_DIR}/run_groups.png" if groups_png else None
     index = folder / "index.html"
-    d.has_beacon = bool(beacon)
-    index.write_text(page(d, images, groups_img, beacon), encoding="utf-8")
+    d.has_beacon, d.has_tokio = bool(beacon), bool(tokio)
+    index.write_text(page(d, images, groups_img, beacon + tokio), encoding="utf-8")
     return index
 
 
@@ -94,11 +96,13 @@ def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
 
     def build(folder: Path) -> Path:
         beacon = "\n".join(filter(None, (beacon_section(wh, site, d, folder) for d in period)))
+        tokio = "\n".join(filter(None, (tokio_section(wh, site, d, folder) for d in period)))
         if data is not None:
-            return render(data, folder, beacon)
+            return render(data, folder, beacon, tokio)
         folder.mkdir(parents=True, exist_ok=True)
         index = folder / "index.html"
-        index.write_text(beacon_page(site.name, first, last, beacon), encoding="utf-8")
+        index.write_text(beacon_page(site.name, first, last, beacon + tokio),
+                         encoding="utf-8")
         return index
 
     return publish(Path(out), report_name(site, first, last), build)

@@ -54,6 +54,7 @@ class ReportData:
     groups_date: dt.date | None = None
     notes: list[str] = field(default_factory=list)
     has_beacon: bool = False     # the page carries Beacon sections (set when rendering)
+    has_tokio: bool = False      # ... and TOKIO (job_metrics) sections
 
     @property
     def missing_dates(self) -> list[dt.date]:

@@ -171,8 +171,11 @@ risks are per hour.</p>
 
 def _beacon_link(d: ReportData) -> str:
     """Nav link to the first Beacon section (set by the caller when there is one)."""
-    return (f' <b>Beacon:</b> <a href="#beacon-{d.first.isoformat()}">forwarding layer, '
-            f"jobs</a>" if d.has_beacon else "")
+    out = (f' <b>Beacon:</b> <a href="#beacon-{d.first.isoformat()}">forwarding layer, '
+           f"jobs</a>" if d.has_beacon else "")
+    if d.has_tokio:
+        out += f' <a href="#tokio-{d.first.isoformat()}">jobs and the file system (TOKIO)</a>'
+    return out
 
 
 def _quality(d: ReportData) -> str:
