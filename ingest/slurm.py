@@ -9,6 +9,8 @@ Two layouts:
 - headerless: XDMoD's 26 fields (`jobid|jobidraw|cluster|partition|qos|account|group|gid|
   user|uid|submit|eligible|start|end|elapsed|exitcode|state|nnodes|ncpus|reqcpus|reqmem|
   reqtres|alloctres|timelimit|nodelist|jobname`). Extra `|` belong to the job name.
+- pytokio's JSON cache of sacct (`tokio.connectors.slurm`, e.g. its `sample.slurm`):
+  `{jobidraw: {jobidraw, start, end, nodelist}}`, read as a headed dump of those fields.
 
 Step/job rule: a numbered step (`123.4`, `123.4+1`) is one application launch: app_id
 `123.4`, job_id `123`. The allocation line (`123`) gives a row (app_id = job_id) only when
@@ -31,6 +33,7 @@ RUNNING/PENDING/SUSPENDED/REQUEUED... record, or one without End, gives end None
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -240,6 +243,34 @@ def parse_lines(
 
 def parse_file(path: str | Path, *, tz: str = "UTC") -> tuple[list[dict], list[Quarantined],
                                                               ParseStats]:
-    """Parse one (possibly gzipped) sacct dump."""
+    """Parse one (possibly gzipped) sacct dump, or pytokio's JSON cache of sacct."""
     lines, bad = read_lines(path, SOURCE)
-    return unreadable(bad) if bad is not None else parse_lines(lines, str(path), tz=tz)
+    if bad is not None:
+        return unreadable(bad)
+    if lines and lines[0].lstrip().startswith("{"):
+        return parse_json_cache("\n".join(lines), str(path), tz=tz)
+    return parse_lines(lines, str(path), tz=tz)
+
+
+CACHE_HEADER = "JobID|JobIDRaw|Start|End|NodeList"
+
+
+def parse_json_cache(text: str, file: str, *, tz: str = "UTC"
+                     ) -> tuple[list[dict], list[Quarantined], ParseStats]:
+    """pytokio's serialised sacct (`{jobidraw: {jobidraw, start, end, nodelist: [...]}}`,
+    local times): each record becomes a headed sacct line, then the usual step rules.
+
+    Line accounting counts records (the file is one JSON document); a file that is not
+    such JSON is quarantined whole."""
+    try:
+        cache = json.loads(text)
+        recs = [(str(k), v["start"], v["end"], ",".join(v["nodelist"] or []))
+                for k, v in cache.items()]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        return unreadable(Quarantined(SOURCE, file, 0, text[:200],
+                                      f"not a pytokio sacct JSON cache: {exc}"))
+    lines = [CACHE_HEADER] + [f"{j}|{j}|{start}|{end}|{nodes}" for j, start, end, nodes in recs]
+    rows, qs, stats = parse_lines(lines, file, tz=tz)
+    stats.lines_read -= 1           # the header was made here, not read
+    stats.lines_used -= 1
+    return rows, qs, stats

@@ -358,3 +358,23 @@ def test_unreadable_file_is_quarantined(module, tmp_path):
     rows, quarantine, stats = module.parse_file(tmp_path / "missing.log")
     assert rows == [] and quarantine[0].line_no == 0 and "cannot read" in quarantine[0].reason
     assert stats.files == 1 and stats.conserved
+
+
+def test_slurm_pytokio_json_cache(realdata):
+    """pytokio's sample.slurm: job 4478544, 128 nodes, steps .0-.7 in PDT (realdata §3c)."""
+    rows, qs, st = slurm.parse_file(realdata / "pytokio/sample.slurm",
+                                    tz="America/Los_Angeles")
+    assert (st.lines_read, st.lines_used, qs) == (11, 11, [])
+    steps = {r["app_id"]: r for r in rows}
+    assert sorted(steps) == [f"4478544.{k}" for k in range(8)]     # .batch/.extern: no row
+    six = steps["4478544.6"]                  # 02:07:41-02:09:54 PDT holds the vpicio log
+    assert (six["start"], six["end"]) == (datetime(2017, 3, 20, 9, 7, 41),
+                                          datetime(2017, 3, 20, 9, 9, 54))
+    assert all(r["job_id"] == "4478544" and r["n_nodes"] == 128 for r in rows)
+
+
+def test_slurm_json_cache_junk_is_quarantined(tmp_path):
+    bad = tmp_path / "bad.slurm"
+    bad.write_text('{"1": {"start": "2017-03-20T01:00:00"}}\n')   # no end, no nodelist
+    rows, qs, st = slurm.parse_file(bad)
+    assert rows == [] and len(qs) == 1 and "JSON cache" in qs[0].reason
