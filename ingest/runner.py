@@ -312,8 +312,8 @@ def _named_nodes(row: dict, names: dict[str, str]) -> dict:
 
 
 def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
-                     files: list[Path], date: dt.date | None, primary: set[Path] | None = None
-                     ) -> ParseStats:
+                     files: list[Path], date: dt.date | None, primary: set[Path] | None = None,
+                     tz: str | None = None) -> ParseStats:
     """Parse scheduler records into `app_run` (rows partitioned by their start day).
 
     With `date`, only runs starting that day are written; `primary` (default: all files)
@@ -321,7 +321,7 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
     complete launches that cross midnight.
     """
     mod = SCHEDULER[source]
-    tz = site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
+    tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
     if hasattr(mod, "parse_files"):
         rows, qs, stats = mod.parse_files(files, tz=tz)
     else:
@@ -379,7 +379,7 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
     if source == "lustre":
         stats = ingest_lustre(spark, wh, site, files, qdate)
     else:
-        stats = ingest_scheduler(spark, wh, site, source, files, date)
+        stats = ingest_scheduler(spark, wh, site, source, files, date, tz=tz)
     _log(spark, wh, stats, qdate)
     return stats
 

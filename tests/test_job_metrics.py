@@ -167,3 +167,49 @@ def test_summarize_merges_and_names_unknown_jobs(wh, site):
         summarize_jobs(wh, site, ["J3", "NOPE"])
     assert list(err.value.found["job_id"]) == ["J3"]
     assert sorted(r.job_id for r in wh.read("job_metrics", DAY).collect()) == ["J1", "J2", "J3"]
+
+
+def test_summarize_real_nersc_job(warehouse, realdata, tmp_path):
+    """Job 4478544 (Edison, realdata §3c/§6): pytokio's Slurm cache, its two Darshan logs,
+    the lfs df / lctl dl -t snapshots; through the CLI, as an admin would run it."""
+    import gzip
+    import json
+    import re
+
+    from lassi.cli import main
+
+    pt = realdata / "pytokio"
+    from lassi.config import conf_dir
+
+    site = tmp_path / "edison.yaml"                 # archer's layout + Edison's mount map
+    site.write_text((conf_dir() / "sites/archer.yaml").read_text()
+                    + "\ntokio: {mounts: {/scratch2: snx11035}}\n")
+    common = ["--warehouse", str(warehouse.root), "--site", str(site)]
+    for source, inputs, extra in (
+            ("slurm", [pt / "sample.slurm"], ["--tz", "America/Los_Angeles"]),
+            ("darshan", [pt / "darshanlogs/2017/3/20"], []),
+            ("lfs-df", [pt / "lfs-df.txt.gz"], ["--date", "2017-03-20"]),
+            ("lctl-dl", [pt / "lctl-dl-t.txt.gz"], ["--date", "2017-03-20"])):
+        assert main(["ingest", "--source", source, "--input", *map(str, inputs), *extra,
+                     *common]) == 0
+    out = tmp_path / "job.json"
+    assert main(["summarize-job", "4478544", "--json", str(out), *common]) == 0
+    (row,) = json.loads(out.read_text())
+    # Slurm first: steps .0-.7 span 01:59:05-02:11:34 PDT
+    assert row["jobinfo_source"] == "slurm" and row["n_nodes"] == 128
+    assert row["start"].startswith("2017-03-20T08:59:05")
+    assert row["end"].startswith("2017-03-20T09:11:34")
+    # both Darshan logs: vpicio wrote 2,199,023,259,968 B, dbscan_read read 1,649,291,067,392
+    assert row["darshan_logs"] == 2
+    assert row["darshan_bytes_written"] >= 2_199_023_259_968
+    assert row["darshan_bytes_read"] >= 1_649_291_067_392
+    assert row["fs"] == "snx11035" and row["bytes_source"] == "darshan"
+    # OST fullness of snx11035 from the lfs df text, read here with a plain regex
+    with gzip.open(pt / "lfs-df.txt.gz", "rt") as fh:
+        uses = [int(m.group(1)) for m in
+                (re.match(r"snx11035-OST\w+_UUID\s+\d+\s+\d+\s+\d+\s+(\d+)%", ln) for ln in fh)
+                if m]
+    assert len(uses) == 24 and row["ost_fullest_pct"] == pytest.approx(max(uses), abs=1)
+    assert row["ost_mean_pct"] == pytest.approx(sum(uses) / 24, abs=1)
+    assert row["ost_failed_over"] == 2            # OST0002 and OST0003 share an OSS
+    assert row["lmt_bytes_read"] is None           # no LMT for Edison in March 2017
