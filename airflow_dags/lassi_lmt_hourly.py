@@ -1,7 +1,7 @@
 """
 ### lassi_lmt_hourly: archive the last hour of the LMT database (TOKIO `archive_lmtdb`)
 
-One task, `archive_lmt`, once an hour: a `spark-submit` of `lassi/lmt_archive.py`, the same
+One task, `archive_lmt`, once an hour: a `spark-submit` of `jobs/archive_lmt.py`, the same
 code as `lassi archive-lmt --input <lmt_uri> --from <start> --to <end>`, for the run's data
 interval `[data_interval_start, data_interval_end)` (the previous full hour, UTC). The rows of
 that hour replace exactly those rows of `lmt_ost` and `lmt_mds`; the rest of the day is kept.
@@ -35,7 +35,7 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 LASSI_HOME = Path(os.environ.get("LASSI_HOME") or Path(__file__).resolve().parents[1])
 SPARK_CONN_ID = "lassi_spark"
 LOCAL_SPARK_CONN = json.dumps({"conn_type": "spark", "host": "local[*]"})
-APPLICATION = LASSI_HOME / "lassi" / "lmt_archive.py"
+APPLICATION = LASSI_HOME / "jobs" / "archive_lmt.py"
 
 
 def _venv_bin() -> Path | None:

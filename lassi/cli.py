@@ -68,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--gzip", action="store_true", help="write .gz files")
     s.add_argument("--traced-fraction", type=float, default=1.0,
                    help="share of jobs with LWFS client traces (forwarding sites)")
+    s.add_argument("--no-tokio", action="store_true",
+                   help="do not write LMT databases, lfs df and lctl dl snapshots")
+    s.add_argument("--lmt-step", type=_positive, default=60,
+                   help="seconds between LMT samples (default 60; real LMT: 5)")
 
     from ingest.runner import SOURCES
 
@@ -206,7 +210,8 @@ def cmd_simulate(args) -> int:
 
     site = _site(args)
     res = simulate(site, args.date, args.days, args.seed, Path(args.out), faults=args.fault,
-                   gz=args.gzip, traced_fraction=args.traced_fraction)
+                   gz=args.gzip, traced_fraction=args.traced_fraction,
+                   tokio=not args.no_tokio, lmt_step_s=args.lmt_step)
     print(f"simulated {res['runs']} runs at {site.name} ({len(site.compute_nodes)} nodes), "
           f"{res['slowed']} slowed; raw files and truth.json in {res['out']}")
     return 0

@@ -8,15 +8,12 @@ partition written atomically). Deltas are seeded by the sample before the window
 once, and rerunning a window changes nothing. Quarantined rows are added to the
 `quarantine` partition of the window's first day, without duplicates.
 
-Also a spark-submit entry point (the hourly Airflow DAG runs it):
-`spark-submit lassi/lmt_archive.py --input URI --from T --to T [--tz Z] --warehouse W`.
+The spark-submit entry point (the hourly Airflow DAG runs it) is `jobs/archive_lmt.py`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,19 +57,3 @@ def summary(stats: ParseStats, name: str, start: dt.datetime, end: dt.datetime) 
             f"lmt_mds rows; {stats.lines_read} rows read = {stats.lines_used} used + "
             f"{stats.lines_quarantined} quarantined"
             + (f"; {stats.counter_resets} counter resets" if stats.counter_resets else ""))
-
-
-def main(argv: list[str] | None = None) -> int:
-    """spark-submit entry point: `lassi archive-lmt` with these arguments."""
-    from lassi.cli import main as cli_main
-
-    return cli_main(["archive-lmt", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    # run as a file, Python puts lassi/ itself first on sys.path: its modules (config,
-    # report, ...) must not shadow others; import lassi as the package it is
-    _here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-    sys.path.insert(0, os.path.dirname(_here))
-    sys.exit(main())

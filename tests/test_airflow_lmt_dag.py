@@ -2,7 +2,7 @@
 
 As in test_airflow_dag.py, Airflow is imported only inside the `airflow` fixture, after
 AIRFLOW_HOME points to a throwaway directory; `dag.test()` runs the one task for real
-(spark-submit of lassi/lmt_archive.py) against the real MariaDB fixture.
+(spark-submit of jobs/archive_lmt.py) against the real MariaDB fixture.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_task_and_schedule(dag):
     (task,) = dag.tasks
     assert isinstance(task, SparkSubmitOperator) and task.task_id == "archive_lmt"
     assert task.retries >= 1 and task.retry_delay.total_seconds() > 0
-    assert Path(task.application) == REPO / "lassi" / "lmt_archive.py"
+    assert Path(task.application) == REPO / "jobs" / "archive_lmt.py"
     assert Path(task.application).is_file() and task._conn_id == "lassi_spark"
     assert dag.max_active_runs == 1
     assert set(dag.params) == {"lmt_uri", "tz", "warehouse", "site"}

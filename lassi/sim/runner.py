@@ -58,7 +58,39 @@ def run_truth(site: Site, run: Run, tr: RunTruth) -> dict:
     neighbours = sorted(tr.by_neighbour.items(), key=lambda kv: -kv[1])
     comps = sorted(tr.by_component.items(), key=lambda kv: -kv[1])
     io_s = max(tr.io_seconds, 1e-9)
+    # Fig. 12 ground truth (lassi.evaluate.truth_cause): what the run alone demands of one
+    # forwarding node it shares (its own bytes/s, the same with read-ahead waste, requests/s)
+    # and of the MDS (metadata ops/s), and the interference-prone features that makes it
+    # have: N:1 mode, MDOPS above thresholds.high_mdops (Beacon's 300/s), own bandwidth at
+    # least half a forwarding node's peak, IOPS at least a quarter of its peak (or being an
+    # MDS / OSS aggressor).
+    from collections import Counter
+
+    from lassi.sim.engine import MD_COLS
+
+    fwd = site.data.get("forwarding") or {}
+    per = int(fwd.get("nodes_per_fwd", 0))
+    share = (max(Counter(n // per for n in run.io_nodes).values()) / len(run.io_nodes)
+             if per and run.io_nodes else 1.0)
+    amp = run.app.archetype.read_amplification
+    data = [s for s in run.plan if s.kind in ("read", "write")]
+    demand = {"Bps": share * max((s.rate * s.reqsize for s in data), default=0.0),
+              "fwd_Bps": share * max((s.rate * s.reqsize * (amp if s.kind == "read" else 1.0)
+                                      for s in data), default=0.0),
+              "fwd_iops": share * max((s.rate for s in data), default=0.0),
+              "mdops": max([s.rate for s in run.plan if s.kind == "meta"]
+                           + [float(s.extra[MD_COLS].sum()) / s.dur for s in data
+                              if s.extra is not None and s.dur > 0], default=0.0)}
+    features = [k for k, on in [
+        ("N:1", run.app.archetype.mode == "N:1"),
+        ("high MDOPS", run.app.archetype.aggressor == "mds"
+         or demand["mdops"] > float(site.thresholds["high_mdops"])),
+        ("high bandwidth", bool(fwd) and demand["Bps"] >= 0.5 * float(fwd["peak_bw"])),
+        ("high IOPS", run.app.archetype.aggressor == "oss"
+         or (bool(fwd) and demand["fwd_iops"] >= 0.25 * float(fwd["peak_iops"])))] if on]
     return {
+        "demand": demand, "features": features,
+        "neighbours_lost_s": float(sum(tr.by_neighbour.values())),
         "run_no": run.run_no, "app_id": run.app_id, "job_id": run.job_id,
         "app_no": run.app.app_no, "command": run.app.command, "exe": run.app.archetype.exe,
         "archetype": run.app.archetype.name, "aggressor": run.app.archetype.aggressor,
@@ -81,8 +113,8 @@ def run_truth(site: Site, run: Run, tr: RunTruth) -> dict:
 
 
 def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
-             faults: list[str] | None = None, gz: bool = False, traced_fraction: float = 0.1
-             ) -> dict:
+             faults: list[str] | None = None, gz: bool = False, traced_fraction: float = 0.1,
+             tokio: bool = True, lmt_step_s: int = 60) -> dict:
     """Simulate `days` days from `date` at `site`, write raw files and truth; return a summary."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +139,12 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
         dt_s = 5.0
         writer = LustreCaptureWriter(site, out, rng, gz=gz, reset_at=start + 6 * 3600 + 1)
     engine = Engine(site, runs, fault_list, dt_s, rng)
-    end = engine.run(start, [writer])
+    sinks = [writer]
+    if tokio:   # LMT sqlite, lfs df, lctl dl (own random stream: other outputs unchanged)
+        from lassi.sim.tokio import LmtWriter
+
+        sinks.append(LmtWriter(site, out, seed, days, step_s=lmt_step_s))
+    end = engine.run(start, sinks)
     if site.has_forwarding:
         write_job_log(site, runs, out)
     else:
@@ -123,7 +160,8 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
                      for k, v in getattr(writer, "baseline", {}).items()},
         "runs": [run_truth(site, r, engine.truth[r.run_no]) for r in runs],
     }
-    truth.update(getattr(writer, "truth_extra", dict)())
+    for s in sinks:
+        truth.update(getattr(s, "truth_extra", dict)())
     with (out / "truth.json").open("w") as fh:
         json.dump(truth, fh, indent=1)
     return {"runs": len(runs), "end": iso(end), "out": str(out),

@@ -1,0 +1,9 @@
+"""spark-submit jobs/archive_lmt.py --input URI --from T --to T [--tz Z] --warehouse W:
+archive a window of an LMT database (`lassi archive-lmt`; the hourly DAG runs this)."""
+
+import sys
+
+from lassi.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["archive-lmt", *sys.argv[1:]]))
