@@ -6,10 +6,11 @@
   day, with the 12 tables (and column names) of pytokio's LMT copies, schema version 1.1.
   TIMESTAMP_INFO.TIMESTAMP is the LMT server's local time (`site.tz("lmt")`), TS_ID counts
   `step_s` steps since 2000-01-01 UTC, so it increases across days and simulate runs. A
-  day file holds the samples at 00:00 UTC through the next 00:00 UTC *inclusive* (the
-  last one is repeated, same TS_ID, as the first sample of the next day's file), so the
-  last-minus-first delta of a file is exactly the day's traffic and concatenated files
-  dedup on the primary keys. A day where the simulation ends early stops at its last sample.
+  day file holds the samples at 00:00 UTC through the next 00:00 UTC *inclusive*, plus the
+  sample before 00:00 (the file of the day before ends with both, same TS_IDs), so the
+  00:00-to-00:00 delta of a file is exactly the day's traffic, a reader of one day has the
+  delta of its first interval, and concatenated files dedup on the primary keys. A day
+  where the simulation ends early stops at its last sample.
 * `lfs-df/<YYYY-MM-DD>.txt` and `lctl-dl/<YYYY-MM-DD>.txt`: snapshots every 6 h (00, 06,
   12, 18 UTC) of `lfs df` and `lctl dl -t` on a client mounting every filesystem, each
   preceded by `BEGIN <epoch>` as in NERSC's cron-collected osts.txt / ost-map.txt.
@@ -350,7 +351,10 @@ class LmtWriter:
             lmt[f.fs.name] = {}
             for day in days:
                 idx = self._day_index(day, times)
-                lmt[f.fs.name][day] = self._write_db(f, series[i], times, idx, day, tz)
+                # the file also holds the sample before 00:00, so a reader of the day alone
+                # has the delta of its first interval
+                rows = np.concatenate([idx[:1] - 1, idx]) if idx[0] > 0 else idx
+                lmt[f.fs.name][day] = self._write_db(f, series[i], times, rows, day, tz)
         snaps = [t for day in days for h in SNAPSHOT_HOURS
                  if (t := self._day0(day) + h * 3600) <= times[-1]]
         fullest = self._write_snapshots(snaps, series, times)
@@ -468,7 +472,7 @@ class LmtWriter:
             db.commit()
         finally:
             db.close()
-        a, b = idx[0], idx[-1]
+        a, b = (idx[1] if self._day0(day) > times[idx[0]] else idx[0]), idx[-1]
         rd = (s["read"][b] - s["read"][a]).tolist()
         wr = (s["write"][b] - s["write"][a]).tolist()
         ops = s["ops"][b] - s["ops"][a]
@@ -476,8 +480,8 @@ class LmtWriter:
                 "ost_read_bytes": dict(zip(f.fs.osts, rd, strict=True)),
                 "ost_write_bytes": dict(zip(f.fs.osts, wr, strict=True)),
                 "mds_ops": {o: int(v) for o, v in zip(MDS_OPS, ops, strict=True) if v},
-                "samples": len(idx), "first": iso(times[a]), "last": iso(times[b]),
-                "first_ts_id": int(ts_ids[0]), "last_ts_id": int(ts_ids[-1])}
+                "samples": int(b - a + 1), "first": iso(times[a]), "last": iso(times[b]),
+                "first_ts_id": int(ts_ids[a - idx[0]]), "last_ts_id": int(ts_ids[-1])}
 
     def _write_info(self, db: sqlite3.Connection, f: _Fs) -> None:
         fs = f.fs
