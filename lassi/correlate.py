@@ -132,7 +132,7 @@ def _figure(res: pd.DataFrame, threshold: float, path: Path) -> None:
 
     plt = _plt()
     n = max(len(res), 1)
-    fig, ax = plt.subplots(figsize=(9, 1.6 + 0.32 * n))
+    fig, ax = plt.subplots(figsize=(10, 1.6 + 0.32 * n))
     y = list(range(len(res)))[::-1]
     r = res["r"].fillna(0.0)
     colours = ["#d62728" if v < 0 else "#1f77b4" for v in r]
@@ -150,9 +150,10 @@ def _figure(res: pd.DataFrame, threshold: float, path: Path) -> None:
     ax.set_xlim(-1, 1)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel(f"Pearson r with {res.attrs.get('perf')}")
-    ax.set_title(f"Job performance vs metrics ({res.attrs.get('jobs')} jobs, "
-                 f"{res.attrs.get('span')})\nbold: p < {threshold:g}", fontweight="bold")
+    span = str(res.attrs.get("span")).replace("..", " to ")
+    ax.set_title(f"Job performance vs metrics ({res.attrs.get('jobs')} jobs, {span})\n"
+                 f"bold: p < {threshold:g}", fontweight="bold")
     fig.tight_layout()
-    fig.subplots_adjust(right=0.78)
+    fig.subplots_adjust(right=0.74)
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -6,7 +6,8 @@ WITH runs AS (
   SELECT job_id,
          CASE WHEN source = 'slurm' THEN 'slurm' ELSE 'scheduler' END AS src,
          max_by(user, n_nodes) AS user,
-         max_by(coalesce(exe, job_name), n_nodes) AS app,
+         max_by(coalesce(exe, job_name),
+                named_struct('launch', exe IS NOT NULL, 'nodes', n_nodes)) AS app,
          CAST(max(n_nodes) AS BIGINT) AS n_nodes,
          CAST(max(n_procs) AS BIGINT) AS nprocs,
          min(start) AS start, max(`end`) AS `end`

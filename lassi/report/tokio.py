@@ -76,9 +76,9 @@ def _overview(ov: dict, date: dt.date) -> str:
         parts.append(f" Median bandwidth coverage {sig3(ov['median_coverage'])}: the typical "
                      "job moved that share of what its file system moved while it ran.")
     if ov["over_covered"]:
-        parts.append(f" <span class='warn'>{integer(ov['over_covered'])} jobs moved more "
-                     "than the file system recorded (coverage above 1): check the LMT feed "
-                     "or client caching.</span>")
+        parts.append(f" <span class='warn'>{integer(ov['over_covered'])} jobs of 10 minutes "
+                     "or more moved more than the file system recorded (coverage above 1): "
+                     "check the LMT feed or client caching.</span>")
     if ov["oss_cpu_max"] is not None:
         parts.append(f" Busiest OSS CPU {_pct(ov['oss_cpu_max'])}, busiest MDS CPU "
                      f"{_pct(ov['mds_cpu_max'])}.")
@@ -164,6 +164,6 @@ def _correlate_html(wh: Warehouse, site: Site, date: dt.date, folder: Path, rel:
     except ValueError as exc:
         return head + f"<p class='note'>{escape(str(exc))}</p>"
     res = res[~res["metric"].isin(SAME_AS_PERF)].reset_index(drop=True)
-    res.attrs.update(span=f"{dates[0]}_{date}", perf="perf_mibs")
+    res.attrs.update(span=f"{dates[0]}..{date}", perf="perf_mibs")
     png = next(x for x in write_outputs(res, folder, p) if x.suffix == ".png")
     return head + f'<img src="{rel}/{png.name}" alt="correlations {date}">'
