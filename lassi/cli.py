@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     sj.add_argument("--json", default=None, help="also write the rows to this JSON file")
     sj.add_argument("--no-write", action="store_true",
                     help="do not merge the rows into the job_metrics table")
+    sj.add_argument("--darshan-root", default=None,
+                    help="site Darshan log repository (<root>/YYYY/M/D/...): ingest the "
+                    "jobs' logs first (default: tokio.darshan_root of the site)")
     _common(sj)
 
     um = sub.add_parser("umami", help="UMAMI diagram: a job against its application's history")
@@ -466,10 +469,16 @@ def _print_metrics(pdf) -> None:
 
 
 def cmd_summarize_job(args) -> int:
-    from lassi.job_metrics import JobNotFound, summarize_jobs
+    from lassi.job_metrics import JobNotFound, fetch_darshan_logs, summarize_jobs, tokio_conf
 
     site = _site(args)
+    root = args.darshan_root or tokio_conf(site).get("darshan_root")
+    if root and not Path(root).is_dir():
+        raise CliError(f"no Darshan log repository at {root}")
     wh = _warehouse(args, "summarize-job")
+    if root:
+        print(f"{fetch_darshan_logs(wh, site, args.job_ids, root)} Darshan logs found in {root}",
+              file=sys.stderr)
     missing = None
     try:
         pdf = summarize_jobs(wh, site, args.job_ids, write=not args.no_write)

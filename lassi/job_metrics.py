@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 from pyspark.sql import DataFrame
@@ -146,6 +147,25 @@ def summarize_jobs(wh: Warehouse, site: Site, job_ids: list[str],
     if missing:
         raise JobNotFound(_missing_text(missing, jobinfo_order(site)), pdf)
     return pdf
+
+
+def fetch_darshan_logs(wh: Warehouse, site: Site, job_ids: list[str],
+                       root: str | Path) -> int:
+    """Find the jobs' Darshan logs in a site log repository (by job id, over the days the
+    scheduler records give, one day either side for local dates) and ingest them; returns
+    the number of logs found. Jobs without scheduler records are not searched."""
+    from ingest.runner import ingest_source
+    from lassi.darshan_repo import find_logs
+
+    runs = (wh.read("app_run").filter(F.col("job_id").isin(job_ids)).groupBy("job_id")
+            .agg(F.min("start").alias("start"), F.max("end").alias("end")).collect())
+    one = dt.timedelta(days=1)
+    logs = [str(p) for r in runs if r["start"] is not None
+            for p in find_logs(root, r["start"] - one, (r["end"] or r["start"]) + one,
+                               jobid=r["job_id"])]
+    if logs:
+        ingest_source(wh.spark, wh, site, "darshan", logs)
+    return len(logs)
 
 
 def _missing_text(missing: list[str], order: list[str]) -> str:

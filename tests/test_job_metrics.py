@@ -170,8 +170,9 @@ def test_summarize_merges_and_names_unknown_jobs(wh, site):
 
 
 def test_summarize_real_nersc_job(warehouse, realdata, tmp_path):
-    """Job 4478544 (Edison, realdata §3c/§6): pytokio's Slurm cache, its two Darshan logs,
-    the lfs df / lctl dl -t snapshots; through the CLI, as an admin would run it."""
+    """Job 4478544 (Edison, realdata §3c/§6): pytokio's Slurm cache, its two Darshan logs
+    found in the log repository by job id, the lfs df / lctl dl -t snapshots; through the
+    CLI, as an admin would run it."""
     import gzip
     import json
     import re
@@ -187,13 +188,13 @@ def test_summarize_real_nersc_job(warehouse, realdata, tmp_path):
     common = ["--warehouse", str(warehouse.root), "--site", str(site)]
     for source, inputs, extra in (
             ("slurm", [pt / "sample.slurm"], ["--tz", "America/Los_Angeles"]),
-            ("darshan", [pt / "darshanlogs/2017/3/20"], []),
             ("lfs-df", [pt / "lfs-df.txt.gz"], ["--date", "2017-03-20"]),
             ("lctl-dl", [pt / "lctl-dl-t.txt.gz"], ["--date", "2017-03-20"])):
         assert main(["ingest", "--source", source, "--input", *map(str, inputs), *extra,
                      *common]) == 0
     out = tmp_path / "job.json"
-    assert main(["summarize-job", "4478544", "--json", str(out), *common]) == 0
+    assert main(["summarize-job", "4478544", "--json", str(out), *common,
+                 "--darshan-root", str(pt / "darshanlogs")]) == 0   # finds the job's 2 logs
     (row,) = json.loads(out.read_text())
     # Slurm first: steps .0-.7 span 01:59:05-02:11:34 PDT
     assert row["jobinfo_source"] == "slurm" and row["n_nodes"] == 128
