@@ -55,15 +55,57 @@ def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
     return out
 
 
+# The eight causes of Beacon Fig. 12, in the paper's order.
+CAUSES = ["N:1", "high MDOPS", "high bandwidth", "high IOPS", "mix", "multiple jobs",
+          "system anomaly", "unknown"]
+# A neighbour counts in the truth when it cost at least this share of the time all listed
+# neighbours cost the run (a neighbour that barely touched it does not make a cause).
+SIGNIFICANT_SHARE = 0.2
+
+
 def truth_cause_class(run: dict) -> str:
     """A run's cause class from the simulator's lost time: `system` when its slow
     components cost it at least as much as its neighbours, `interference` when neighbours
-    cost it time, else `none` (the truth has no finer, Fig. 12-style cause)."""
+    cost it time, else `none`."""
     comp = sum(c["lost_s"] for c in run.get("components", []))
     neigh = sum(n["lost_s"] for n in run.get("neighbours", []))
     if comp > 0 and comp >= neigh:
         return "system"
     return "interference" if neigh > 0 else "none"
+
+
+def truth_features(run: dict) -> set[str]:
+    """A run's interference-prone features: the simulator's `features` (lassi.sim.runner
+    `run_truth`: N:1 mode, demanded MDOPS / forwarding-node bandwidth / IOPS above the
+    Beacon thresholds); for older truth files without them, from mode and aggressor kind."""
+    if "features" in run:
+        return set(run["features"])
+    kinds = {"N:1"} if run.get("mode") == "N:1" else set()
+    kinds |= {"mds": {"high MDOPS"}, "oss": {"high IOPS"}}.get(run.get("aggressor") or "", set())
+    return kinds
+
+
+def truth_cause(run: dict, runs: dict[int, dict]) -> str:
+    """The Fig. 12 cause of a run from truth.json (`runs`: every run by run_no).
+
+    `system anomaly` when slow components cost it at least as much as its neighbours
+    (the `system` class); `unknown` when nothing cost it time (`none`); else, over the
+    significant neighbours (each cost >= SIGNIFICANT_SHARE of the neighbours' lost time),
+    the features they had: one kind -> that kind ("N:1", "high MDOPS", "high bandwidth",
+    "high IOPS"), several -> "mix", none -> "multiple jobs" (their aggregate load, not one
+    explicit pattern, saturated the shared resource)."""
+    cls = truth_cause_class(run)
+    if cls != "interference":
+        return {"system": "system anomaly", "none": "unknown"}[cls]
+    nbs = run.get("neighbours", [])
+    total = sum(n["lost_s"] for n in nbs)
+    kinds: set[str] = set()
+    for n in nbs:
+        if n["lost_s"] >= SIGNIFICANT_SHARE * total and n["run_no"] in runs:
+            kinds |= truth_features(runs[n["run_no"]])
+    if len(kinds) == 1:
+        return kinds.pop()
+    return "mix" if kinds else "multiple jobs"
 
 
 def cause_class(cause: str) -> str:
@@ -72,21 +114,45 @@ def cause_class(cause: str) -> str:
 
 
 def evaluate_interference(wh: Warehouse, truth: dict, first: dt.date, last: dt.date) -> dict:
-    """Accuracy of the causes of abnormal jobs at the level the truth supports: system
-    anomaly vs interference vs none, with the confusion counts."""
+    """Accuracy of the causes of abnormal jobs: 3-class (system anomaly vs interference vs
+    none: `accuracy`, `confusion` "truth->detected") and 8-way Fig. 12 (`causes`: accuracy,
+    confusion truth -> detected -> count, per truth cause its jobs and recall)."""
     rows = (wh.read("interference", _days(first, last)).select("job_id", "cause").distinct()
             .collect())                                   # one row per abnormal job
     runs = {r["job_id"]: r for r in truth.get("runs", [])}
+    by_no = {r["run_no"]: r for r in truth.get("runs", []) if "run_no" in r}
     confusion: dict[str, int] = {}
-    right = 0
+    matrix: dict[str, dict[str, int]] = {}
+    right = right8 = 0
     for r in rows:
         if r["job_id"] not in runs:
             continue
-        t, p = truth_cause_class(runs[r["job_id"]]), cause_class(r["cause"])
+        run = runs[r["job_id"]]
+        t, p = truth_cause_class(run), cause_class(r["cause"])
         confusion[f"{t}->{p}"] = confusion.get(f"{t}->{p}", 0) + 1
         right += t == p
+        t8 = truth_cause(run, by_no)
+        row = matrix.setdefault(t8, {})
+        row[r["cause"]] = row.get(r["cause"], 0) + 1
+        right8 += t8 == r["cause"]
     n = sum(confusion.values())
-    return {"accuracy": right / n if n else None, "jobs": n, "confusion": confusion}
+    per = {c: {"jobs": sum(m.values()), "recall": m.get(c, 0) / sum(m.values())}
+           for c, m in matrix.items()}
+    return {"accuracy": right / n if n else None, "jobs": n, "confusion": confusion,
+            "causes": {"accuracy": right8 / n if n else None, "confusion": matrix,
+                       "per_cause": per}}
+
+
+def cause_table(matrix: dict[str, dict[str, int]]) -> list[str]:
+    """The 8-way confusion (rows: truth, columns: detected) as text lines."""
+    cols = [c for c in CAUSES if any(c in m for m in matrix.values())]
+    short = {"high MDOPS": "MDOPS", "high bandwidth": "bw", "high IOPS": "IOPS",
+             "multiple jobs": "multiple", "system anomaly": "system"}
+    head = f"  {'truth | detected':<16}" + "".join(f"{short.get(c, c):>9}" for c in cols)
+    lines = [head]
+    for t in [c for c in CAUSES if c in matrix]:
+        lines.append(f"  {t:<16}" + "".join(f"{matrix[t].get(c, 0):>9}" for c in cols))
+    return lines
 
 
 def _utc(text: str) -> dt.datetime:
@@ -152,5 +218,10 @@ def table(res: dict) -> str:
                      f"accuracy {inter['accuracy']:.3f} over {inter['jobs']} abnormal jobs")
         lines.append("  truth -> detected: " + ", ".join(
             f"{k} {v}" for k, v in sorted(inter["confusion"].items())))
-    lines.append("not yet evaluated: stragglers; the eight Fig. 12 causes one by one")
+        c8 = inter.get("causes") or {}
+        if c8.get("accuracy") is not None:
+            lines.append(f"{'interference cause (8 Fig. 12 causes)':<40} "
+                         f"accuracy {c8['accuracy']:.3f} over {inter['jobs']} abnormal jobs")
+            lines.extend(cause_table(c8["confusion"]))
+    lines.append("not yet evaluated: stragglers")
     return "\n".join(lines)

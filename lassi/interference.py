@@ -2,13 +2,16 @@
 
 Runs after `io_phase` and `component_anomaly`. For every job of the date in `anomaly`, its
 neighbours are the jobs that shared one of its forwarding nodes and did I/O during one of
-its abnormal phases (sql/interference.sql); each neighbour's interference-prone features
-over the phase are N:1 mode, MDOPS above `thresholds.high_mdops`, bandwidth at least
-`interference.high_bw_fraction` of a forwarding node's peak, IOPS at least
-`interference.high_iops_fraction` of its peak IOPS. One cause per abnormal job among
-N:1, high MDOPS, high bandwidth, high IOPS, mix, multiple jobs, system anomaly, unknown
-(sql/interference_cause.sql says the order). Writes `interference`: one row per
-(abnormal job, neighbour), a job without neighbours once with a null neighbour.
+its abnormal phases (sql/interference.sql). Each neighbour's interference-prone features
+are its run's: N:1 mode, MDOPS above `thresholds.high_mdops`, peak bandwidth at least
+`interference.high_bw_fraction` of a forwarding node's peak, peak IOPS at least
+`interference.high_iops_fraction` of its peak IOPS; its weight is the load it put on the
+shared forwarding nodes during the phases. One cause per abnormal job among N:1, high
+MDOPS, high bandwidth, high IOPS, mix, multiple jobs, system anomaly, unknown: a failing
+component first, then the features of the neighbours that made at least
+`interference.significant_share` of that load (sql/interference_cause.sql says the
+order). Writes `interference`: one row per (abnormal job, neighbour), a job without
+neighbours once with a null neighbour.
 """
 
 from __future__ import annotations
@@ -21,16 +24,21 @@ from lassi.config import Site
 from lassi.sqltext import sql
 from lassi.warehouse import Warehouse
 
-DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25}
+DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2}
 
 
 def thresholds(site: Site) -> dict[str, float]:
-    """high_mdops (ops/s), high_bw (bytes/s) and high_iops (requests/s) of the site."""
+    """high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), a forwarding node's
+    peak_bw and peak_iops, and the `significant` share of the neighbours' load, for the
+    site (conf `interference:`)."""
     conf = {**DEFAULTS, **(site.data.get("interference") or {})}
     fwd = site.data.get("forwarding") or {}
+    peak_bw, peak_iops = float(fwd.get("peak_bw", 2.5e9)), float(fwd.get("peak_iops", 4e4))
     return {"high_mdops": float(site.thresholds["high_mdops"]),
-            "high_bw": float(conf["high_bw_fraction"]) * float(fwd.get("peak_bw", 2.5e9)),
-            "high_iops": float(conf["high_iops_fraction"]) * float(fwd.get("peak_iops", 4e4))}
+            "high_bw": float(conf["high_bw_fraction"]) * peak_bw,
+            "high_iops": float(conf["high_iops_fraction"]) * peak_iops,
+            "peak_bw": peak_bw, "peak_iops": peak_iops,
+            "significant": float(conf["significant_share"])}
 
 
 def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:

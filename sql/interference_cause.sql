@@ -1,26 +1,39 @@
 -- interference rows: per abnormal job and neighbour, the neighbour's strongest rates and
 -- features over the job's abnormal phases, and one cause per abnormal job (Fig. 12).
 -- Inputs: views `nb` (interference.sql), `ab_job` (job_id, app of the day's abnormal jobs),
--- `ab_phase`, `js`, `comp` (component_anomaly of the period). Parameters: high_mdops,
--- high_bw, high_iops, date.
--- Cause, in the paper's order: the features of the neighbours: one kind -> that kind,
--- several -> mix; else neighbours whose rates only together are high -> multiple jobs;
--- else a forwarding node or OST of the job failing (component_anomaly) during an abnormal
--- phase -> system anomaly; else unknown.
+-- `ab_phase`, `js`, `comp` (component_anomaly of the period). Parameters: significant,
+-- date.
+-- Cause, first match wins:
+-- 1. a forwarding node or OST of the job failing (component_anomaly, system rule) during
+--    one of its abnormal phases -> system anomaly. Fig. 12 lists it last, but a slow
+--    component costs the jobs on it more than their neighbours do (on simulated TaihuLight
+--    days, checking neighbours first turns most fault victims into "multiple jobs");
+-- 2. the significant neighbours (each made >= `significant` of all its neighbours' load
+--    on the shared forwarding nodes during the abnormal phases): their features, one kind
+--    -> that kind (N:1, high MDOPS, high bandwidth, high IOPS), several kinds -> mix;
+-- 3. significant neighbours without explicit features: their load together -> multiple
+--    jobs;
+-- 4. no neighbour did I/O during the abnormal phases -> unknown.
 WITH feat AS (
   SELECT job_id, neighbour, FIRST(io_mode) AS io_mode, MAX(bw) AS bw, MAX(iops) AS iops,
-         MAX(mdops) AS mdops, BOOL_OR(n1) AS n1, BOOL_OR(high_mdops) AS high_mdops,
-         BOOL_OR(high_bw) AS high_bw, BOOL_OR(high_iops) AS high_iops
+         MAX(mdops) AS mdops, SUM(load) AS load, BOOL_OR(n1) AS n1,
+         BOOL_OR(high_mdops) AS high_mdops, BOOL_OR(high_bw) AS high_bw,
+         BOOL_OR(high_iops) AS high_iops
   FROM nb GROUP BY job_id, neighbour
 ),
+sig AS (
+  SELECT f.* FROM feat f
+  JOIN (SELECT job_id, SUM(load) AS total FROM feat GROUP BY job_id) t
+    ON f.job_id = t.job_id
+  WHERE f.load > 0 AND f.load >= ${significant} * t.total
+),
 agg AS (
-  SELECT job_id,
+  SELECT job_id, COUNT(*) AS n_sig,
          array_distinct(flatten(collect_list(filter(array(
            IF(n1, 'N:1', NULL), IF(high_mdops, 'high MDOPS', NULL),
            IF(high_bw, 'high bandwidth', NULL), IF(high_iops, 'high IOPS', NULL)),
-           x -> x IS NOT NULL)))) AS kinds,
-         SUM(bw) AS sum_bw, SUM(iops) AS sum_iops, SUM(mdops) AS sum_mdops
-  FROM feat GROUP BY job_id
+           x -> x IS NOT NULL)))) AS kinds
+  FROM sig GROUP BY job_id
 ),
 parts AS (
   SELECT s.job_id, c AS component FROM js s
@@ -34,11 +47,10 @@ failing AS (
 ),
 cause AS (
   SELECT j.job_id, j.app,
-         CASE WHEN size(g.kinds) = 1 THEN g.kinds[0]
+         CASE WHEN f.job_id IS NOT NULL THEN 'system anomaly'
+              WHEN size(g.kinds) = 1 THEN g.kinds[0]
               WHEN size(g.kinds) > 1 THEN 'mix'
-              WHEN g.sum_bw >= ${high_bw} OR g.sum_iops >= ${high_iops}
-                   OR g.sum_mdops > ${high_mdops} THEN 'multiple jobs'
-              WHEN f.job_id IS NOT NULL THEN 'system anomaly'
+              WHEN g.n_sig > 0 THEN 'multiple jobs'
               ELSE 'unknown' END AS cause
   FROM ab_job j LEFT JOIN agg g ON j.job_id = g.job_id LEFT JOIN failing f ON j.job_id = f.job_id
 )
