@@ -2,8 +2,10 @@
 
 Reads truth.json (what `lassi simulate` wrote) and the warehouse's detection tables for the
 simulated period up to `date`, and scores each detector: abnormal I/O phases (two-stage and
-the one-stage baseline), and failing components when that stage has run. Printed as a
-table and saved as JSON.
+the one-stage baseline), failing components, and the cause of each abnormal job (stage
+`interference`) both as 3 classes (system / interference / none) and as the eight Beacon
+Fig. 12 causes against `truth_cause`, with the confusion tables. Printed as a table and
+saved as JSON.
 """
 
 from __future__ import annotations

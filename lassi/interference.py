@@ -24,13 +24,14 @@ from lassi.config import Site
 from lassi.sqltext import sql
 from lassi.warehouse import Warehouse
 
-DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2}
+DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2,
+            "mdops_weight": 0.0}
 
 
 def thresholds(site: Site) -> dict[str, float]:
     """high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), a forwarding node's
-    peak_bw and peak_iops, and the `significant` share of the neighbours' load, for the
-    site (conf `interference:`)."""
+    peak_bw and peak_iops, the `significant` share of the neighbours' load and the
+    `mdops_weight` of a metadata op in it, for the site (conf `interference:`)."""
     conf = {**DEFAULTS, **(site.data.get("interference") or {})}
     fwd = site.data.get("forwarding") or {}
     peak_bw, peak_iops = float(fwd.get("peak_bw", 2.5e9)), float(fwd.get("peak_iops", 4e4))
@@ -38,7 +39,8 @@ def thresholds(site: Site) -> dict[str, float]:
             "high_bw": float(conf["high_bw_fraction"]) * peak_bw,
             "high_iops": float(conf["high_iops_fraction"]) * peak_iops,
             "peak_bw": peak_bw, "peak_iops": peak_iops,
-            "significant": float(conf["significant_share"])}
+            "significant": float(conf["significant_share"]),
+            "mdops_weight": float(conf["mdops_weight"])}
 
 
 def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:

@@ -5,8 +5,9 @@
 -- Inputs: views `ab_phase` (job_id, phase_no, start, end of the abnormal phases), `js`
 -- (job_summary of the period), `jts` (job_timeseries compute '*' per second of the period).
 -- Parameters: high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), peak_bw and
--- peak_iops (of one forwarding node).
--- A neighbour's load in one second is bytes/peak_bw + requests/peak_iops, split evenly over
+-- peak_iops (of one forwarding node), mdops_weight.
+-- A neighbour's load in one second is bytes/peak_bw + (requests + mdops_weight x metadata
+-- ops)/peak_iops, split evenly over
 -- its forwarding nodes (what one node must serve for it, as a fraction of its capacity);
 -- `load` sums it over the phase: the neighbour's weight in the time the job lost there.
 -- (Weighting only the seconds the node looked saturated was tried and is worse: merged
@@ -37,7 +38,8 @@ activity AS (
          SUM(x.read_bytes + x.write_bytes) AS bytes, SUM(x.read_ops + x.write_ops) AS ops,
          SUM(x.md_ops) AS md,
          SUM((x.read_bytes + x.write_bytes) / ${peak_bw}
-             + (x.read_ops + x.write_ops) / ${peak_iops}) * FIRST(p.n_shared) / FIRST(p.n_fwd)
+             + (x.read_ops + x.write_ops + ${mdops_weight} * x.md_ops) / ${peak_iops})
+           * FIRST(p.n_shared) / FIRST(p.n_fwd)
            AS load
   FROM pairs p JOIN jts x
     ON x.job_id = p.neighbour AND x.ts >= p.start AND x.ts < p.`end`

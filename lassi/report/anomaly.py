@@ -101,11 +101,12 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
                        "neighbour jobs"], rows))
     out.append("<p class='note'>A phase is abnormal when its throughput profile falls outside "
                "its category's main cluster and it runs at most 1/1.5 of the category's usual "
-               "throughput. Cause (Beacon Fig. 12): the interference-prone features (N:1, high "
-               "MDOPS, bandwidth or IOPS) of the jobs sharing its forwarding nodes during the "
-               "phase; several kinds → mix; only their sum high → multiple jobs; else a failing "
-               "component → system anomaly; else unknown. Worst first; the figures show the "
-               "worst jobs.</p>")
+               "throughput. Cause (Beacon Fig. 12): a forwarding node or OST failing during "
+               "the phase → system anomaly; else the interference-prone features (N:1, high "
+               "MDOPS, bandwidth or IOPS) of the jobs that put a significant share of the load "
+               "on its forwarding nodes during the phase; several kinds → mix; significant "
+               "neighbours without such features → multiple jobs; else unknown. Worst first; "
+               "the figures show the worst jobs.</p>")
     hist = _history(wh, site, date, sorted(set(jobs.app.dropna())))
     for r in jobs.head(FIGURES).itertuples():
         name = f"phases_{r.job_id}.png"
