@@ -8,15 +8,18 @@ Runs after `job_profile`. For the jobs that started on the date and the day befo
    with 0 between the job's start and end: DWT denoising and burst extraction
    (lassi/phase_detect.py; wavelet settings in conf `wavelet:`);
 2. detection, per application (job_summary.app, exact name; `applyInPandas` grouped by
-   app) over the app's phases of the baseline period (the `baseline_days` ending with the
+   app) and within it per job scale (job_summary.n_nodes in power-of-two classes, with a
+   fallback to neighbouring scales for sparse ones: phase_detect.scale_groups) over the
+   app's phases of the baseline period (the `baseline_days` ending with the
    date, read back from `io_phase`) plus the new ones: stage 1 DBSCAN on (I/O mode, kind,
    log10 volume), stage 2 DBSCAN on Algorithm 1 performance vectors per category (a phase
-   off the main cluster and slower by thresholds.slowdown_factor is abnormal,
-   `is_abnormal`; see lassi/phase_detect.py), and the one-stage IOSI baseline: DBSCAN
+   off the main cluster and slower by thresholds.slowdown_factor than the category's
+   median or than the same job's best phase of the category is abnormal, `is_abnormal`;
+   see lassi/phase_detect.py), and the one-stage IOSI baseline: DBSCAN
    noise on (log10 duration, log10 volume) (`is_abnormal_1stage`). Thresholds:
-   perf_vector_intervals, dbscan_stage1, dbscan_stage2, slowdown_factor and
-   dbscan_one_stage (default: dbscan_stage1's). Phases of the history keep the flags
-   they got when they were new.
+   perf_vector_intervals, dbscan_stage1 (with scale_min_phases), dbscan_stage2,
+   slowdown_factor and dbscan_one_stage (default: dbscan_stage1's). Phases of the history
+   keep the flags they got when they were new.
 
 Writes `io_phase` (one row per phase) and `anomaly` (one row per job with at least one
 abnormal phase, method 'two-stage') for those start days; reruns rewrite the same
@@ -55,7 +58,7 @@ _PHASE_ROWS = StructType([
 ])
 
 _DETECT_IN = ["job_id", "app", "phase_no", "start_s", "end_s", "bytes", "duration_s",
-              "mean_bw", "peak_bw", "kind", "io_mode", "bw_series", "date", "new"]
+              "mean_bw", "peak_bw", "kind", "io_mode", "bw_series", "date", "new", "n_nodes"]
 _DETECTED = StructType([
     StructField("job_id", StringType()), StructField("phase_no", IntegerType()),
     StructField("category", IntegerType()), StructField("perf_vector", ArrayType(DoubleType())),
@@ -91,9 +94,11 @@ def detect_by_app(phases: DataFrame, site: Site) -> DataFrame:
     s2 = {k: th["dbscan_stage2"][k] for k in ("eps", "min_samples")}
     factor = float(th["slowdown_factor"])
     s0 = {k: th.get("dbscan_one_stage", th["dbscan_stage1"])[k] for k in ("eps", "min_samples")}
+    min_scale = int(th["dbscan_stage1"].get("scale_min_phases", 0))
 
     def per_app(pdf: pd.DataFrame) -> pd.DataFrame:
-        d = detect(pdf, n_int, s1, s2, one_stage=s0, slowdown_factor=factor)
+        d = detect(pdf, n_int, s1, s2, one_stage=s0, slowdown_factor=factor,
+                   scale_min_phases=min_scale)
         return pd.DataFrame({
             "job_id": d["job_id"], "phase_no": d["phase_no"].astype("int32"),
             "category": d["category"].astype("int32"), "perf_vector": d["perf_vector"],
@@ -113,14 +118,15 @@ def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
         return "no Beacon job profiles (job_summary) for the day"
     spark = wh.spark
     jobs = (wh.read("job_summary", owned)
-            .select("job_id", "app", "io_mode", F.unix_timestamp("start").alias("start_s"),
+            .select("job_id", "app", "io_mode", "n_nodes",
+                    F.unix_timestamp("start").alias("start_s"),
                     F.unix_timestamp("end").alias("end_s"), "date"))
     ts = (wh.read("job_timeseries", owned)
           .where("layer = 'compute' AND component = '*' AND interval_s = 1")
           .select("job_id", F.unix_timestamp("ts").alias("sec"), "read_bytes", "write_bytes"))
     series = ts.join(jobs.select("job_id", "start_s", "end_s"), "job_id")
     new = (phases_of_jobs(series, site.data.get("wavelet", {}))
-           .join(jobs.select("job_id", "app", "io_mode", "date"), "job_id")
+           .join(jobs.select("job_id", "app", "io_mode", "n_nodes", "date"), "job_id")
            .withColumn("new", F.lit(1)).localCheckpoint())
     first = date - dt.timedelta(days=int(site.data["baseline_days"]) - 1)
     hist_days = [d for d in days(first, date) if d not in owned]
@@ -128,7 +134,9 @@ def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
             .select("job_id", "app", "phase_no", F.unix_timestamp("start").alias("start_s"),
                     F.unix_timestamp("end").alias("end_s"), "bytes", "duration_s", "mean_bw",
                     "peak_bw", "kind", "io_mode", "bw_series", "date")
-            .withColumn("new", F.lit(0)))
+            .withColumn("new", F.lit(0))
+            .join(wh.read("job_summary", hist_days).select("job_id", "n_nodes"), "job_id",
+                  "left"))
     apps = new.select(F.col("app").alias("new_app")).distinct()
     same_app = hist.join(apps, hist["app"].eqNullSafe(apps["new_app"]), "left_semi")
     both = new.select(*_DETECT_IN).unionByName(same_app.select(*_DETECT_IN))

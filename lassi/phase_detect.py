@@ -17,15 +17,33 @@ performance vector of each phase (Algorithm 1: fraction of the phase's seconds i
 equal throughput intervals between the category's TH_min and TH_max, the smallest and
 largest per-second throughput of its phases) is clustered by DBSCAN. The paper calls the
 noise points abnormal; here a phase is abnormal when DBSCAN leaves it out of the category's
-main (largest) cluster AND its vector says it ran mostly slower: its level (fractions x
-interval centres) at most the category's median level / thresholds.slowdown_factor. Noise
-alone fails on a real history: slow phases recur (the same contention or slow component
-hits several runs), form small clusters of their own and stop being noise; and with
-N = 20 intervals normal phases a little faster or slower than usual fall into
-neighbouring intervals and become noise. A category with fewer than `min_samples` phases
-has no history to judge against: none of its phases is abnormal (and neither are stage-1
-noise phases). The one-stage baseline (IOSI) clusters (log10 duration, log10 bytes) of
-the application's phases; noise = abnormal.
+main cluster AND its vector says it ran mostly slower: its level (fractions x interval
+centres) at most the category's median level / thresholds.slowdown_factor, or at most the
+best level of the same job's phases of the category / slowdown_factor (`outliers`: a run's
+solo speed depends on its placement, up to 2x apart between runs of one app on
+TaihuLight-like striping, so the app median alone misses a slowed phase of a fast-placed
+run; the job's own phases are the closest normal reference). The main cluster is the
+largest one whose median level is not that much below the category's median
+(`main_cluster`): a slow component lasting hours makes the app's slowed runs of those
+hours one tight cluster, larger than any single cluster of its normal runs, which spread
+over neighbouring throughput intervals. Noise alone fails on a real history: slow phases
+recur (the same contention or slow component hits several runs), form small clusters of
+their own and stop being noise; and with N = 20 intervals normal phases a little faster
+or slower than usual fall into neighbouring intervals and become noise. A category with
+fewer than `min_samples` phases has no history to judge against: none of its phases is
+abnormal (and neither are stage-1 noise phases). The one-stage baseline (IOSI) clusters
+(log10 duration, log10 bytes) of the application's phases; noise = abnormal.
+
+History per application AND job scale (`detect` with an `n_nodes` column): an admin
+compares a 1024-node run with the app's other runs at about 1024 nodes, not with its
+64-node test runs (volume and bandwidth both change with the node count). Scale classes
+are powers of two (the nearest one in log2: 96-181 nodes are the 128 class), the way
+sites size jobs. Beacon (§3.3.1, §4.3) groups by application and shows WRF at one scale
+but says nothing on sparse scales, so the fallback is ours: a class with fewer than
+`scale_min_phases` phases (conf dbscan_stage1.scale_min_phases) is judged against its
+neighbouring classes too (half and twice the scale), and if those are still too few,
+against the app's whole history (as if scale were ignored). Both methods, two-stage and
+the one-stage baseline, use the same groups.
 """
 
 from __future__ import annotations
@@ -186,24 +204,119 @@ def vector_level(vecs: np.ndarray, th_min: float, th_max: float) -> np.ndarray:
     return vecs @ (th_min + width * (np.arange(n) + 0.5))
 
 
-def main_cluster(labels: np.ndarray) -> int | None:
-    """The largest stage-2 cluster (the category's usual performance); None if all noise."""
+def main_cluster(labels: np.ndarray, level: np.ndarray | None = None,
+                 slowdown_factor: float = 1.5) -> int | None:
+    """The largest stage-2 cluster (the category's usual performance); None if all noise.
+
+    With `level`, a cluster whose median level is at most the category's median level /
+    slowdown_factor cannot be the usual performance however large it is: a slow component
+    that lasts for hours makes the app's slowed runs of those hours the largest cluster.
+    """
     labs, counts = np.unique(labels[labels != -1], return_counts=True)
+    if level is not None and len(labs):
+        med = float(np.median(level))
+        ok = np.array([np.median(level[labels == lab]) * slowdown_factor > med for lab in labs])
+        if ok.any():
+            labs, counts = labs[ok], counts[ok]
     return int(labs[np.argmax(counts)]) if len(labs) else None
 
 
-def outliers(labels: np.ndarray, level: np.ndarray, slowdown_factor: float) -> np.ndarray:
+def outliers(labels: np.ndarray, level: np.ndarray, slowdown_factor: float,
+             job_ids: Sequence[str] | None = None,
+             durations: Sequence[float] | None = None) -> np.ndarray:
     """Stage-2 verdict (mask): a phase is abnormal when DBSCAN leaves it out of the main
     cluster (noise, or a smaller cluster of recurring slow phases) and its vector's level
-    is at most the category's median level / slowdown_factor (mostly slower, as §3.3.1
-    describes abnormal phases; a phase off the main cluster by being faster is not)."""
-    main = main_cluster(labels)
-    return (labels != main) & (level * slowdown_factor <= np.median(level))
+    is at most 1 / slowdown_factor of a normal reference (mostly slower, as §3.3.1
+    describes abnormal phases; a phase off the main cluster by being faster is not).
+
+    References: the category's median level; and, with `job_ids`, the best level of the
+    same job's phases in the category: a run's other phases show what its own placement
+    (OSTs, forwarding nodes) delivers, so a phase slowed inside a fast-placed run is caught
+    although it is no slower than the app's median. Against that reference, a phase of
+    `durations` d seconds must be slower by the factor even with one second less (d - 1):
+    per-second series put up to a second of error on a phase's length, which on a 2-3 s
+    phase alone looks like a 1.5x slowdown next to its sibling.
+    """
+    main = main_cluster(labels, level, slowdown_factor)
+    off = labels != main
+    slow = level * slowdown_factor
+    bad = off & (slow <= float(np.median(level)))
+    if job_ids is not None:
+        best = pd.Series(level).groupby(np.asarray(job_ids)).transform("max").to_numpy()
+        if durations is not None:
+            d = np.asarray(durations, dtype=float)
+            slow = slow * d / np.maximum(d - 1.0, 0.5)
+        bad |= off & (slow <= best)
+    return bad
+
+
+def scale_bucket(n_nodes: float | None) -> int | None:
+    """The job-scale class of a node count: the nearest power of two, as log2 (96 and 128
+    nodes are class 7, 90 is class 6); None when unknown."""
+    if n_nodes is None or not np.isfinite(n_nodes) or n_nodes <= 0:
+        return None
+    return int(np.round(np.log2(float(n_nodes))))
+
+
+def scale_groups(buckets: Sequence[int | None], min_phases: int) -> list[tuple[np.ndarray,
+                                                                              np.ndarray]]:
+    """How one application's phases are judged by scale: (judged, pool) index pairs, each
+    scale class's phases judged against a pool of the app's history.
+
+    A class with at least `min_phases` phases is its own pool; a smaller one is pooled
+    with its neighbouring classes (half and twice the scale), and if that is still smaller
+    than `min_phases`, with the app's phases at every scale. Unknown scales (None) form
+    one class like the others but only fall back to the whole app.
+    """
+    b = pd.Series(list(buckets), dtype=object)
+    out = []
+    every = np.arange(len(b))
+    for key in pd.unique(b):
+        judged = np.flatnonzero(b.isna().to_numpy() if key is None else (b == key).to_numpy())
+        if len(judged) >= min_phases:
+            out.append((judged, judged))
+            continue
+        pool = every
+        if key is not None:
+            near = np.flatnonzero(b.map(lambda x, k=key: x is not None and abs(x - k) <= 1)
+                                  .to_numpy(dtype=bool))
+            if len(near) >= min_phases:
+                pool = near
+        out.append((judged, pool))
+    return out
 
 
 def detect(phases: pd.DataFrame, n_intervals: int, stage1: dict, stage2: dict,
-           one_stage: dict | None = None, slowdown_factor: float = 1.5) -> pd.DataFrame:
-    """Two-stage and one-stage detection over one application's phases (its history).
+           one_stage: dict | None = None, slowdown_factor: float = 1.5,
+           scale_min_phases: int | None = None) -> pd.DataFrame:
+    """Two-stage and one-stage detection over one application's phases (its history),
+    per job scale.
+
+    With an `n_nodes` column, the phases are judged per scale class (`scale_bucket`) as
+    `scale_groups` pools them (`scale_min_phases`, default 0: every class alone);
+    without it, all together. Category ids are unique within the app. See
+    `detect_group` for the columns.
+    """
+    df = phases.reset_index(drop=True)
+    if "n_nodes" not in df.columns or len(df) == 0:
+        return detect_group(df, n_intervals, stage1, stage2, one_stage, slowdown_factor)
+    buckets = [scale_bucket(x) for x in pd.to_numeric(df["n_nodes"], errors="coerce")]
+    parts, offset = [], 0
+    for judged, pool in scale_groups(buckets, int(scale_min_phases or 0)):
+        d = detect_group(df.iloc[pool], n_intervals, stage1, stage2, one_stage,
+                         slowdown_factor)
+        d.index = pool
+        d = d.loc[judged]
+        cat = d["category"].to_numpy()
+        d["category"] = np.where(cat >= 0, cat + offset, -1)
+        offset += int(cat.max()) + 1 if (cat >= 0).any() else 0
+        parts.append(d)
+    return pd.concat(parts).sort_index()
+
+
+def detect_group(phases: pd.DataFrame, n_intervals: int, stage1: dict, stage2: dict,
+                 one_stage: dict | None = None, slowdown_factor: float = 1.5) -> pd.DataFrame:
+    """Two-stage and one-stage detection over one group of phases (an app at one scale).
 
     `phases` needs columns io_mode, kind, bytes, duration_s, mean_bw and bw_series. Returns
     a copy with category (stage-1 cluster id within the app, -1 noise), perf_vector,
@@ -245,9 +358,12 @@ def detect(phases: pd.DataFrame, n_intervals: int, stage1: dict, stage2: dict,
         if len(idx) < stage2["min_samples"]:
             continue
         labels = _dbscan(vecs, stage2["eps"], stage2["min_samples"])
-        bad = idx[outliers(labels, vector_level(vecs, th_min, th_max), slowdown_factor)]
+        jobs = df.loc[idx, "job_id"].to_numpy() if "job_id" in df.columns else None
+        level = vector_level(vecs, th_min, th_max)
+        bad = idx[outliers(labels, level, slowdown_factor, jobs,
+                           df.loc[idx, "duration_s"].to_numpy(dtype=float))]
         df.loc[bad, "is_abnormal"] = True
-        normal = idx[labels == main_cluster(labels)]
+        normal = idx[labels == main_cluster(labels, level, slowdown_factor)]
         if len(normal):
             ref = float(np.median(df.loc[normal, "mean_bw"]))
             df.loc[bad, "slowdown_est"] = ref / np.maximum(df.loc[bad, "mean_bw"], 1e-9)

@@ -1,8 +1,10 @@
 """I/O phases by wavelets and two-stage abnormal-phase detection (issue #5 part 1).
 
 (a) phase extraction on hand-made series, (b) Algorithm 1 performance vectors, (c) two-stage
-against the one-stage baseline on a hand-made history, (d) the `io_phase` stage on a small
-seeded simulated TaihuLight history with a slow forwarding node, scored against truth.
+against the one-stage baseline on a hand-made history, a run judged against its own phases,
+the history per application and job scale (with the fallback of sparse scales), (d) the
+`io_phase` stage on a small seeded simulated TaihuLight history with a slow forwarding
+node, scored against truth.
 """
 
 
@@ -13,7 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lassi.phase_detect import detect, extract_phases, perf_vector, truth_abnormal_phases
+from lassi.phase_detect import (
+    detect,
+    extract_phases,
+    perf_vector,
+    scale_bucket,
+    scale_groups,
+    truth_abnormal_phases,
+)
 
 GB = 1e9
 CONF = {"name": "haar", "level": 3, "threshold": 0.1, "phase_fraction": 0.02,
@@ -127,6 +136,82 @@ def test_too_little_history_is_not_abnormal():
                {"eps": 0.25, "min_samples": 3})
     assert not d["is_abnormal"].any() and not d["is_abnormal_1stage"].any()
     assert (d["category"] == -1).all()
+
+
+def test_a_run_is_also_judged_against_its_own_phases():
+    """Runs of one app differ in placement: most write at 1 GB/s, three at 1.4 GB/s (a
+    faster placement, not abnormal). Job x writes its first phase at 1.4 GB/s and its
+    second at 0.8 GB/s: only 1.25x below the app's median, but 1.75x below what its own
+    placement delivered, so abnormal; without job ids, nothing is."""
+    rows = []
+    for j in range(8):
+        rows += [dict(_phase([GB] * 10), job_id=f"n{j}") for _ in range(2)]
+    for j in range(3):
+        rows += [dict(_phase([1.4 * GB] * 7), job_id=f"f{j}") for _ in range(2)]
+    rows += [dict(_phase([1.4 * GB] * 7), job_id="x"), dict(_phase([0.8 * GB] * 12), job_id="x")]
+    h = pd.DataFrame(rows)
+    h.insert(0, "phase_no", range(len(h)))
+    s1, s2 = {"eps": 0.3, "min_samples": 3}, {"eps": 0.25, "min_samples": 3}
+    d = detect(h, 20, s1, s2)
+    assert list(d.index[d["is_abnormal"]]) == [23]
+    assert (d["category"] == 0).all()
+    assert d["slowdown_est"].iloc[23] == pytest.approx(1.25)    # vs the main cluster's 1 GB/s
+    assert not detect(h.drop(columns="job_id"), 20, s1, s2)["is_abnormal"].any()
+
+
+def test_a_large_cluster_of_slow_phases_is_not_the_usual_performance():
+    """Normal phases spread over three clusters of 4 (1, 1.2 and 1.4 GB/s); 5 phases slowed
+    to 0.3 GB/s by a long fault form the largest cluster, yet they are the abnormal ones."""
+    rows = [_phase([GB] * 10) for _ in range(4)] + [_phase([1.2 * GB] * 8) for _ in range(4)]
+    rows += [_phase([1.4 * GB] * 7) for _ in range(4)] + [_phase([0.3 * GB] * 33) for _ in range(5)]
+    h = pd.DataFrame(rows)
+    h.insert(0, "phase_no", range(len(h)))
+    d = detect(h, 20, {"eps": 0.3, "min_samples": 3}, {"eps": 0.25, "min_samples": 3})
+    assert list(d.index[d["is_abnormal"]]) == [12, 13, 14, 15, 16]
+    assert d["slowdown_est"].iloc[12] == pytest.approx(1 / 0.3)   # vs the 1 GB/s cluster
+
+
+def test_scale_classes_and_their_fallback_pools():
+    assert [scale_bucket(n) for n in (96, 128, 181, 182, 90, 1, None, 0, float("nan"))] == [
+        7, 7, 7, 8, 6, 0, None, None, None]
+    b = [7] * 12 + [8] * 7 + [9] * 2 + [5] * 2 + [None]
+    groups = {tuple(j): tuple(p) for j, p in scale_groups(b, 5)}
+    assert groups[tuple(range(12))] == tuple(range(12))            # enough history: alone
+    assert groups[tuple(range(12, 19))] == tuple(range(12, 19))
+    assert groups[(19, 20)] == tuple(range(12, 21))                 # 512: with 256 (and 1024)
+    assert groups[(21, 22)] == tuple(range(24))                     # 32: no neighbour, whole app
+    assert groups[(23,)] == tuple(range(24))                        # unknown scale: whole app
+    assert {tuple(j) for j, _ in scale_groups(b, 0)} == set(groups)  # every class alone
+
+
+def scaled_history() -> pd.DataFrame:
+    """One app, the same 10 GB written per phase at two scales: 1 GB/s on 128 nodes (12
+    phases), 2 GB/s on 256 nodes (6 phases) and one 256-node phase at 1 GB/s (2x slower
+    than its scale's usual, as fast as the 128-node runs); plus two 512-node phases, one
+    at 2 GB/s, one at 0.5 GB/s, too few to be judged alone."""
+    rows = [dict(_phase([GB] * 10), n_nodes=128) for _ in range(12)]
+    rows += [dict(_phase([2 * GB] * 5), n_nodes=256) for _ in range(6)]
+    rows += [dict(_phase([GB] * 10), n_nodes=250)]
+    rows += [dict(_phase([2 * GB] * 5), n_nodes=512), dict(_phase([0.5 * GB] * 20), n_nodes=500)]
+    df = pd.DataFrame(rows)
+    df.insert(0, "phase_no", range(len(df)))
+    return df
+
+
+def test_history_per_application_and_scale():
+    s1, s2 = {"eps": 0.3, "min_samples": 3}, {"eps": 0.25, "min_samples": 3}
+    h = scaled_history()
+    d = detect(h, 20, s1, s2, scale_min_phases=5)
+    # the slow 256-node phase; the slow 512-node one, judged with the 256-node history
+    assert list(d.index[d["is_abnormal"]]) == [18, 20]
+    assert d["slowdown_est"].iloc[18] == pytest.approx(2.0)
+    assert d["slowdown_est"].iloc[20] == pytest.approx(4.0)
+    assert d["category"].iloc[:12].nunique() == 1
+    assert d["category"].iloc[12:19].nunique() == 1
+    assert d["category"].iloc[0] != d["category"].iloc[12]         # one category per scale
+    # by application only, the slow 256-node phase looks like the 128-node runs: missed
+    d = detect(h.drop(columns="n_nodes"), 20, s1, s2)
+    assert list(d.index[d["is_abnormal"]]) == [20]
 
 
 def test_truth_abnormal_phases_relative_to_the_apps_usual_pace():
