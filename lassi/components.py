@@ -44,11 +44,17 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
 - rule `straggler`: within each job of at least `large_job_nodes` nodes, DBSCAN
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
   bandwidth its forwarding nodes and, separately, its OSTs gave it (`job_timeseries`
-  layers forwarding / ost: the job's bytes through the component over the minutes it
-  moved them, sql/component_straggler_input.sql), as log2(bw / the layer's median). A
-  noise point whose bandwidth is below STRAGGLER_MAX_RATIO (0.5) x the median of the
-  largest cluster is a straggler; `est_slowdown` = that median / its bandwidth (the
-  job's I/O through it took that many times longer than through its peers).
+  layers forwarding / ost: the job's bytes through the component over its busy minutes,
+  those moving >= STRAGGLER_ACTIVE_FRACTION (0.2) x its busiest sample for the job,
+  sql/component_straggler_input.sql), as log2(bw / the layer's median). A noise point
+  whose bandwidth is below STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster
+  is a straggler; `est_slowdown` = that median / its bandwidth (the job's I/O through it
+  took that many times longer than through its peers). Consequences are dropped: a slow
+  forwarding node delays the job's data on the OSTs it feeds, a slow OST the forwarding
+  nodes feeding it; a straggler that moved >= STRAGGLER_CONSEQUENCE_SHARE (0.5) of its
+  bytes over the job's minutes to or from stragglers of the other layer of the same job
+  (forwarding node -> OST traffic, sql/fwd_ost_minute.sql) is attributed to them, unless
+  it explains one of them in turn (then both stay).
 
 `component_anomaly_summary` counts the joined system anomalies per kind in the paper's
 Table 2 duration buckets. `build_component_anomaly` ends by `lassi.alerts.send_alerts`.
@@ -82,6 +88,8 @@ CONSEQUENCE_LEAD_MIN = 10      # a later island inside an earlier one is its con
 CONSEQUENCE_SLOWER = 0.8       # ... so is one inside a clearly slower island of its kind
 CONSEQUENCE_SHARE = 0.5        # ... or inside one of the other kind that carried its traffic
 STRAGGLER_MAX_RATIO = 0.5      # straggler: bandwidth below this x its peers' median
+STRAGGLER_ACTIVE_FRACTION = 0.2    # busy sample: >= this x the component's busiest (job)
+STRAGGLER_CONSEQUENCE_SHARE = 0.5  # traffic share with the other layer's stragglers
 # the paper's Table 2 buckets (hours): [lo, hi), None = open
 TABLE2_BUCKETS: tuple[tuple[str, float, float | None], ...] = (
     ("(0, 1) h", 0.0, 1.0), ("[1, 4) h", 1.0, 4.0), ("[4, 12) h", 4.0, 12.0),
@@ -232,10 +240,12 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("job_summary", date).createOrReplaceTempView("cmp_jobs")
     wh.read("job_timeseries", date).createOrReplaceTempView("cmp_ts")
     _register_peaks(wh, site)
-    per = spark.sql(sql("component_straggler_input", large_job_nodes=s["large_job_nodes"]))
+    per = spark.sql(sql("component_straggler_input", large_job_nodes=s["large_job_nodes"],
+                        active_fraction=repr(STRAGGLER_ACTIVE_FRACTION)))
     found = per.groupBy("job_id").applyInPandas(
-        _dbscan_stragglers(s["eps"], s["min_samples"]), _STRAGGLER_OUT)
-    found.createOrReplaceTempView("cmp_stragglers")
+        _dbscan_stragglers(s["eps"], s["min_samples"]), _STRAGGLER_OUT).localCheckpoint()
+    found.createOrReplaceTempView("cmp_cand")
+    _drop_consequences(wh, found).createOrReplaceTempView("cmp_stragglers")
     return spark.sql(f"""
         SELECT kind, component, 'straggler' AS rule, job_id, start, `end`,
                CAST((unix_timestamp(`end`) - unix_timestamp(start)) / 60 AS INT) AS duration_min,
@@ -246,6 +256,58 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
                              minutes) AS evidence,
                peer_bw / bw AS est_slowdown, FALSE AS ongoing, DATE '{date.isoformat()}' AS date
         FROM cmp_stragglers""")
+
+
+def _straggler_shares(wh: Warehouse) -> DataFrame:
+    """Per candidate (view `cmp_cand`): its bytes over the job's minutes with the job's
+    components of the other layer (`total`) and with the other layer's candidates of the
+    job (`via`), from forwarding node -> OST traffic (needs views cmp_ts, sv_client)."""
+    spark = wh.spark
+    spark.table("sv_client").createOrReplaceTempView("lustre_client")
+    spark.sql(sql("fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
+    return spark.sql("""
+        WITH jm AS (
+          SELECT DISTINCT t.job_id,
+                 CASE t.layer WHEN 'forwarding' THEN 'fwd' ELSE 'ost' END AS kind,
+                 t.component, t.ts AS minute
+          FROM cmp_ts t JOIN (SELECT DISTINCT job_id FROM cmp_cand) j ON t.job_id = j.job_id
+          WHERE t.layer IN ('forwarding', 'ost') AND t.read_bytes + t.write_bytes > 0),
+        pair AS (   -- candidate, minute, the other-layer component, bytes between them
+          SELECT c.job_id, c.kind, c.component, o.component AS other,
+                 f.read_bytes + f.write_bytes AS b
+          FROM cmp_cand c
+          JOIN jm ON jm.job_id = c.job_id AND jm.kind = c.kind AND jm.component = c.component
+          JOIN cmp_fwd_ost f ON f.minute = jm.minute
+               AND ((c.kind = 'fwd' AND f.fwd = c.component)
+                    OR (c.kind = 'ost' AND f.ost = c.component))
+          JOIN (SELECT DISTINCT job_id, kind, component FROM jm) o
+               ON o.job_id = c.job_id AND o.kind <> c.kind
+               AND o.component = CASE c.kind WHEN 'fwd' THEN f.ost ELSE f.fwd END)
+        SELECT p.job_id, p.kind, p.component, p.other, SUM(p.b) AS b
+        FROM pair p GROUP BY p.job_id, p.kind, p.component, p.other""")
+
+
+def _drop_consequences(wh: Warehouse, found: DataFrame) -> DataFrame:
+    """The candidates that are not consequences of the other layer's stragglers."""
+    cand = found.toPandas()
+    if cand.empty or cand["kind"].nunique() < 2:
+        return found
+    shares = _straggler_shares(wh).toPandas()
+    keys = set(zip(cand["job_id"], cand["kind"], cand["component"], strict=True))
+    other = {"fwd": "ost", "ost": "fwd"}
+    explains: dict[tuple, set] = {}     # candidate -> the candidates it is explained by
+    for (job, kind, comp), g in shares.groupby(["job_id", "kind", "component"]):
+        total = float(g["b"].sum())
+        strag = g[[(job, other[kind], o) in keys for o in g["other"]]]
+        if total > 0 and float(strag["b"].sum()) >= STRAGGLER_CONSEQUENCE_SHARE * total:
+            explains[(job, kind, comp)] = {(job, other[kind], o) for o in strag["other"]}
+    drop = {k for k, by in explains.items()
+            if not any(k in explains.get(b, set()) for b in by)}
+    if not drop:
+        return found
+    keep = cand[[k not in drop for k in zip(cand["job_id"], cand["kind"], cand["component"],
+                                            strict=True)]]
+    return wh.spark.createDataFrame(keep, _STRAGGLER_OUT)
 
 
 # --- the stage --------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from lassi.evaluate_stragglers import evaluate_stragglers
+from lassi.evaluate_stragglers import table_lines as straggler_lines
 from lassi.warehouse import Warehouse, as_date
 
 
@@ -48,8 +50,10 @@ def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
         out["abnormal_phases"] = None
     if any(wh.has("component_anomaly", d) for d in period):
         out["components"] = evaluate_components(wh, truth, first, date)
+        out["stragglers"] = (evaluate_stragglers(wh, truth, first, date)
+                             if "stragglers" in truth else None)
     else:
-        out["components"] = None
+        out["components"] = out["stragglers"] = None
     if any(wh.has("interference", d) for d in period):
         out["interference"] = evaluate_interference(wh, truth, first, date)
     else:
@@ -225,5 +229,5 @@ def table(res: dict) -> str:
             lines.append(f"{'interference cause (8 Fig. 12 causes)':<40} "
                          f"accuracy {c8['accuracy']:.3f} over {inter['jobs']} abnormal jobs")
             lines.extend(cause_table(c8["confusion"]))
-    lines.append("not yet evaluated: stragglers")
+    lines.extend(straggler_lines(res.get("stragglers")))
     return "\n".join(lines)

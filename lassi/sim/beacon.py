@@ -39,7 +39,10 @@ the forwarding node reads are amplified by the archetype's `read_amplification`
 (read-ahead that is thrown away — Beacon's cache thrashing): round(requests ×
 amplification) requests of the same size reach Lustre. An RPC carries at most 1 MiB (256
 pages of 4 KiB): a request of s bytes is ceil(s / 1 MiB) RPCs of ceil(s / 4 KiB) pages in
-all. Lustre-client and OST layers hold exactly the same traffic (no other client moves
+all. While a fault makes the engine progress a run per (I/O node, OST) pair (stragglers,
+lassi.sim.engine), its data requests follow the engine's per-pair progress of the step
+instead (largest-remainder split of the step's requests; metadata stays round robin).
+Lustre-client and OST layers hold exactly the same traffic (no other client moves
 data), so the final OST bytes equal the compute bytes plus the amplification extra.
 
 LWFS server latency model (per forwarding node, per second). A data request occupies one
@@ -373,7 +376,7 @@ class BeaconWriter:
             if st.traced:
                 tot["compute_traced"] += rw[i]
             md_fs[st.fs_i] += md_run[i]
-            self._run_step(st, vec, t, day, acc)
+            self._run_step(st, vec, t, day, acc, self.engine.pair_step.get(run.run_no))
         self._latency(t, acc, md_fs)
 
     def end(self, t: float) -> None:
@@ -511,7 +514,7 @@ class BeaconWriter:
         acc.dem_w[st.fwd_u] += share * e1
 
     def _run_step(self, st: _RunState, vec: np.ndarray, t: float, day: str,
-                  acc: _StepAcc) -> None:
+                  acc: _StepAcc, pair_inc: np.ndarray | None = None) -> None:
         seg = st.seg
         size = int(seg.reqsize)
         n = st.n
@@ -533,8 +536,17 @@ class BeaconWriter:
             if seg.kind != "meta":
                 acc.dem_meta[f] += md_n
         data = []
+        pair_ops: dict[int, np.ndarray] = {}
         for c in (0, 1):
             if new[c] != old[c]:
+                split = _split(int(new[c] - old[c]), pair_inc) if pair_inc is not None else None
+                if split is not None:       # per-pair progress (a fault slows some pairs)
+                    pair_ops[c] = split
+                    node_ops = np.bincount(st.pair_node, weights=split,
+                                           minlength=n).astype(np.int64)
+                    per_fwd[:, c] = np.add.reduceat(node_ops, st.lo[:, 0])
+                    data.append((c, node_ops))
+                    continue
                 i = st.ar
                 data.append((c, (qn[c] - qo[c]) + (i < rn[c]).astype(np.int64)
                              - (i < ro[c]).astype(np.int64)))
@@ -544,7 +556,7 @@ class BeaconWriter:
             acc.srv_w[f, 0] += per_fwd[:, 0] * (e1 + size * (st.amp - 1) * self.threads
                                                 / self.fwd_bw)
             acc.srv_w[f, 1] += per_fwd[:, 1] * e1
-            self._lustre(st, data, size, t)
+            self._lustre(st, data, size, t, pair_ops)
         if st.traced:
             if seg.kind == "meta":
                 i = st.ar[:, None]
@@ -554,15 +566,19 @@ class BeaconWriter:
             else:
                 self._trace_data(st, data, size, t, day)
 
-    def _lustre(self, st: _RunState, data: list, size: int, t: float) -> None:
+    def _lustre(self, st: _RunState, data: list, size: int, t: float,
+                pair_ops: dict[int, np.ndarray] | None = None) -> None:
         """Split each node's requests over its OSTs; add the (fwd, OST) traffic."""
         k = st.pair_k
         shift = int(t)
         nk = len(st.key_f)
         out = np.zeros((nk, 2), dtype=np.int64)
         for c, node_ops in data:
-            q, r = np.divmod(node_ops[st.pair_node], k)
-            po = q + (((st.pair_j + shift) % k) < r)
+            if pair_ops and c in pair_ops:
+                po = pair_ops[c]
+            else:
+                q, r = np.divmod(node_ops[st.pair_node], k)
+                po = q + (((st.pair_j + shift) % k) < r)
             out[:, c] = np.bincount(st.key_inv, weights=po, minlength=nk).astype(np.int64)
         if st.amp != 1.0 and out[:, 0].any():
             out[:, 0] = np.rint(out[:, 0] * st.amp).astype(np.int64)
@@ -741,7 +757,16 @@ class BeaconWriter:
         for day, d in sorted(self.daily.items()):
             for k, v in d.items():
                 layers[k][day] = {"read_bytes": int(v[0]), "write_bytes": int(v[1])}
-        return {"beacon": {
+        strag = []
+        if self.engine is not None:
+            by_no = {r.run_no: r for r in self.engine.runs}
+            for run_no, items in sorted(self.engine.stragglers.items()):
+                r = by_no[run_no]
+                strag.extend({"run_no": run_no, "job_id": r.job_id, "n_nodes": len(r.nodes),
+                              **it} for it in items)
+        return {"stragglers": strag,
+                "straggler_large_job_nodes": int(self.site.thresholds["large_job_nodes"]),
+                "beacon": {
             "sample_s": self.sample_s,
             "traced_fraction": self.traced_fraction,
             "traced_runs": sorted(self.traced),
@@ -771,6 +796,20 @@ class _StepAcc:
         self.srv = np.zeros((nf, 3), dtype=np.int64)   # served meta, read, write requests
         self.srv_w = np.zeros((nf, 2))   # thread time of served reads, writes (no fault)
         self.clients = np.zeros(nf)      # processes doing I/O through the node
+
+
+def _split(total: int, weights: np.ndarray) -> np.ndarray | None:
+    """`total` requests over the pairs in proportion to `weights` (largest remainder)."""
+    w = np.clip(weights, 0.0, None)
+    s = float(w.sum())
+    if total <= 0 or s <= 0:
+        return None
+    x = total * w / s
+    out = np.floor(x).astype(np.int64)
+    rest = total - int(out.sum())
+    if rest > 0:
+        out[np.argsort(-(x - out), kind="stable")[:rest]] += 1
+    return out
 
 
 # --- job log ----------------------------------------------------------------------------------

@@ -7,6 +7,21 @@ a fault is injected) serves every user the same fraction; a run progresses at th
 smallest fraction among its resources. What each run moved in the step goes to the
 sinks (raw writers) as integer counters, and to the run's ground truth, together with
 who slowed it (neighbours sharing the binding resource, or a faulty component).
+
+Stragglers (sites with forwarding nodes, Beacon Figs. 14-15). A run's data is split over
+(I/O node, OST) pairs (each node's share evenly over its OSTs). While no injected fault
+touches a run, all pairs progress together at the run's speed (as above). Once a fault is
+active on one of the run's OSTs or forwarding nodes during a data segment, every pair
+progresses at its own pace until the segment ends: the pairs through a faulty component at
+min(healthy speed, that component's factor), the others at the healthy speed (the
+smallest factor among the run's fault-free resources); a finished pair stops loading its
+resources, and the segment ends when the slowest pair is done. `pair_step` hands the
+sinks each such run's per-pair progress of the step (requests, in the order of sorted
+I/O nodes, then the node's OSTs). `stragglers[run_no]` lists the faulty components the
+run met this way whose bandwidth for the run (its bytes through the component / the
+seconds it moved them, counting while the run progresses per pair only its pairs whose
+other end is not faulty) stayed >= STRAGGLER_TRUTH_MIN times under the median of the run's
+components of that kind.
 """
 
 from __future__ import annotations
@@ -21,6 +36,7 @@ from lassi.sim.counters import IDX, MDS, N
 from lassi.sim.workload import Run, place_io
 
 EPILOGUE_S = 360.0   # nodes stay busy this long after a run (node health check)
+STRAGGLER_TRUTH_MIN = 1.5   # truth lists a faulty component this many times slower
 MD_COLS = np.array([IDX[c] for c in MDS])
 
 
@@ -90,7 +106,7 @@ class _Active:
     """Per-run state while it runs."""
 
     __slots__ = ("run", "seg", "done", "seg_start", "seg_bytes", "res", "w_data", "md_res",
-                 "fwd_res", "fwd_w")
+                 "fwd_res", "fwd_w", "pairs", "p_done", "even_bytes", "even_steps", "strag")
 
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -98,6 +114,51 @@ class _Active:
         self.done = 0.0
         self.seg_start = run.start
         self.seg_bytes = 0
+        self.pairs: _Pairs | None = None
+        self.p_done: np.ndarray | None = None   # per-pair requests done (per-pair progress)
+        self.even_bytes = 0.0     # bytes moved while all pairs progressed together
+        self.even_steps = 0
+        self.strag: _StragAcc | None = None
+
+
+class _Pairs:
+    """A run's (I/O node, OST) pairs: share of the data, OST and forwarding-node positions."""
+
+    __slots__ = ("w", "ost", "fwd", "ost_pos", "fwd_pos")
+
+    def __init__(self, a: _Active, base: int, node_fwd: np.ndarray | None) -> None:
+        run = a.run
+        nodes = sorted(run.io_nodes)
+        share = 1.0 / len(nodes)
+        pn, po, pw = [], [], []
+        for i, n in enumerate(nodes):
+            for o in run.osts[n]:
+                pn.append(i)
+                po.append(base + o)
+                pw.append(share / len(run.osts[n]))
+        self.w = np.array(pw)
+        self.ost = np.array(po, dtype=np.int64)
+        where = {int(r): k for k, r in enumerate(a.res)}
+        self.ost_pos = np.array([where[int(r)] for r in self.ost], dtype=np.int64)
+        if node_fwd is not None and len(a.fwd_res):
+            self.fwd = node_fwd[np.array(nodes, dtype=np.int64)][np.array(pn, dtype=np.int64)]
+            fwhere = {int(r): k for k, r in enumerate(a.fwd_res)}
+            self.fwd_pos = np.array([fwhere[int(r)] for r in self.fwd], dtype=np.int64)
+        else:
+            self.fwd = self.fwd_pos = None
+
+
+class _StragAcc:
+    """Per-component bytes and active steps of a run once it progressed per pair."""
+
+    __slots__ = ("ost_b", "ost_s", "fwd_b", "fwd_s", "faulty")
+
+    def __init__(self, a: _Active) -> None:
+        self.ost_b = np.zeros(len(a.res))
+        self.ost_s = np.zeros(len(a.res))
+        self.fwd_b = np.zeros(len(a.fwd_res))
+        self.fwd_s = np.zeros(len(a.fwd_res))
+        self.faulty: set[int] = set()
 
 
 class Engine:
@@ -113,6 +174,9 @@ class Engine:
         self.res = Resources(site)
         self.truth: dict[int, RunTruth] = {r.run_no: RunTruth() for r in runs}
         self.node_fwd = None
+        self.per_pair = bool(site.has_forwarding)     # stragglers: per-pair progress
+        self.pair_step: dict[int, np.ndarray] = {}
+        self.stragglers: dict[int, list[dict]] = {}
         if site.has_forwarding:
             per = int(site.data["forwarding"]["nodes_per_fwd"])
             self.node_fwd = self.res.fwd_base + np.arange(len(site.compute_nodes)) // per
@@ -161,6 +225,8 @@ class Engine:
         else:
             a.fwd_res = np.zeros(0, dtype=np.int64)
             a.fwd_w = np.zeros(0)
+        if self.per_pair:
+            a.pairs = _Pairs(a, base, self.node_fwd)
         self._fit_solo(a)
         return a
 
@@ -201,14 +267,17 @@ class Engine:
                 bps = seg.rate * seg.reqsize
                 amp = a.run.app.archetype.read_amplification if seg.kind == "read" else 1.0
                 per = (bps * amp / self.res.bw[a.res] + seg.rate / self.res.iops[a.res])
+                w_data, fwd_w = a.w_data, a.fwd_w
+                if a.p_done is not None:      # per-pair progress: finished pairs load nothing
+                    w_data, fwd_w = self._live_weights(a, seg)
                 pos.append(np.full(len(a.res), i))
                 res.append(a.res)
-                load.append(a.w_data * per)
+                load.append(w_data * per)
                 if len(a.fwd_res):
                     fper = bps * amp / self.res.bw[a.fwd_res] + seg.rate / self.res.iops[a.fwd_res]
                     pos.append(np.full(len(a.fwd_res), i))
                     res.append(a.fwd_res)
-                    load.append(a.fwd_w * fper)
+                    load.append(fwd_w * fper)
             if md_rate > 0:
                 pos.append(np.array([i]))
                 res.append(np.array([a.md_res]))
@@ -262,8 +331,11 @@ class Engine:
                 np.minimum.at(speed, pos, factor[res])
                 if (speed < 0.999).any():
                     self._attribute(t, io, speed, pos, res, load, util, mult)
+                self.pair_step = {}
                 for i, a in enumerate(io):
-                    counts[i] = self._progress(a, speed[i], t)
+                    sp = (self._pair_speeds(a, i, pos, res, load, factor, mult) if self.per_pair
+                          else None)
+                    counts[i] = self._progress(a, speed[i], t, sp)
             for s in sinks:
                 s.step(t, [a.run for a in io], counts)
             t += self.dt
@@ -272,10 +344,14 @@ class Engine:
             s.end(t)
         return t
 
-    def _progress(self, a: _Active, speed: float, t: float) -> np.ndarray:
+    def _progress(self, a: _Active, speed: float, t: float,
+                  pair_speed: np.ndarray | None = None) -> np.ndarray:
         seg = a.run.plan[a.seg]
         old = a.done
-        a.done = min(float(seg.ops), a.done + seg.rate * self.dt * speed)
+        if pair_speed is None:
+            a.done = min(float(seg.ops), a.done + seg.rate * self.dt * speed)
+        else:
+            self._pair_progress(a, seg, pair_speed)
         vec = np.zeros(N, dtype=np.int64)
         d_ops = int(a.done) - int(old)
         if a.done >= seg.ops:
@@ -294,6 +370,9 @@ class Engine:
             tr.hours[hour] = np.zeros(N, dtype=np.int64)
         tr.hours[hour] += vec
         moved = int(vec[IDX["read_bytes"]] + vec[IDX["write_bytes"]])
+        if pair_speed is None and moved:
+            a.even_bytes += moved
+            a.even_steps += 1
         a.seg_bytes += moved
         tr.moved_bytes += moved
         tr.peak_bps = max(tr.peak_bps, moved / self.dt)
@@ -319,9 +398,92 @@ class Engine:
                 a.seg_start = t
                 a.done = 0.0
                 a.seg_bytes = 0
+                a.p_done = None
             if a.seg >= len(a.run.plan):
+                if a.strag is not None:
+                    self._straggler_truth(a)
                 a.run.end = t - float(self.rng.uniform(0.0, 0.5))
                 free_at[a.run.nodes] = t + EPILOGUE_S
             else:
                 keep.append(a)
         return keep
+
+    # --- stragglers: per-pair progress ---------------------------------------------------------
+    def _live_weights(self, a: _Active, seg) -> tuple[np.ndarray, np.ndarray]:
+        """OST and forwarding-node weights of the pairs that still have data to move."""
+        p = a.pairs
+        live = p.w * (a.p_done < p.w * seg.ops)
+        w_data = np.bincount(p.ost_pos, weights=live, minlength=len(a.res))
+        fwd_w = (np.bincount(p.fwd_pos, weights=live, minlength=len(a.fwd_res))
+                 if p.fwd_pos is not None else a.fwd_w)
+        return w_data, fwd_w
+
+    def _pair_speeds(self, a: _Active, i: int, pos, res, load, factor,
+                     mult) -> np.ndarray | None:
+        """Per-pair speeds while a fault touches the run's data segment, else None."""
+        seg = a.run.plan[a.seg]
+        p = a.pairs
+        if seg.kind not in ("read", "write") or p is None:
+            return None
+        slow_o = mult[p.ost] < 1.0
+        slow_f = mult[p.fwd] < 1.0 if p.fwd is not None else np.zeros(len(p.w), dtype=bool)
+        if a.p_done is None:
+            if not (slow_o.any() or slow_f.any()):
+                return None
+            a.p_done = p.w * a.done
+            if a.strag is None:
+                a.strag = _StragAcc(a)
+        mine = res[(pos == i) & (load > 0)]     # the resources the run still loads
+        ok = mult[mine] >= 1.0
+        healthy = float(factor[mine[ok]].min()) if ok.any() else 1.0
+        sp = np.full(len(p.w), healthy)
+        sp = np.where(slow_o, np.minimum(sp, factor[p.ost]), sp)
+        a.strag.faulty.update(int(r) for r in p.ost[slow_o])
+        if p.fwd is not None:
+            sp = np.where(slow_f, np.minimum(sp, factor[p.fwd]), sp)
+            a.strag.faulty.update(int(r) for r in p.fwd[slow_f])
+        return sp
+
+    def _pair_progress(self, a: _Active, seg, sp: np.ndarray) -> None:
+        """Advance every pair at its own speed; record the step's per-pair requests."""
+        p = a.pairs
+        cap = p.w * seg.ops
+        new = np.minimum(cap, a.p_done + p.w * seg.rate * self.dt * sp)
+        inc = new - a.p_done
+        a.p_done = new
+        old = a.done
+        a.done = float(seg.ops) if (new >= cap).all() else max(old, min(float(seg.ops),
+                                                                         float(new.sum())))
+        self.pair_step[a.run.run_no] = inc
+        moved = inc * seg.reqsize
+        st = a.strag
+        # a component's own pace: its pairs whose other end (OST / forwarding node) is fine
+        faulty = np.fromiter(st.faulty, dtype=np.int64)
+        via_f = np.isin(p.fwd, faulty) if p.fwd is not None else np.zeros(len(p.w), bool)
+        ob = np.bincount(p.ost_pos, weights=np.where(via_f, 0.0, moved), minlength=len(a.res))
+        st.ost_b += ob
+        st.ost_s += ob > 0
+        if p.fwd_pos is not None:
+            fb = np.bincount(p.fwd_pos, weights=np.where(np.isin(p.ost, faulty), 0.0, moved),
+                             minlength=len(a.fwd_res))
+            st.fwd_b += fb
+            st.fwd_s += fb > 0
+
+    def _straggler_truth(self, a: _Active) -> None:
+        """The faulty components that made the run's I/O through them slower than its peers."""
+        st = a.strag
+        out = []
+        for kind, res, w, b, s in (("ost", a.res, a.w_data, st.ost_b, st.ost_s),
+                                   ("fwd", a.fwd_res, a.fwd_w, st.fwd_b, st.fwd_s)):
+            steps = a.even_steps + s
+            if len(res) < 2 or not (steps > 0).all():
+                continue
+            bw = (a.even_bytes * w + b) / (steps * self.dt)
+            med = float(np.median(bw))
+            for k, r in enumerate(res.tolist()):
+                slow = med / bw[k] if bw[k] > 0 else np.inf
+                if r in st.faulty and slow >= STRAGGLER_TRUTH_MIN:
+                    out.append({"kind": kind, "component": self.res.names[r],
+                                "slowdown": round(float(slow), 3), "peers": len(res) - 1})
+        if out:
+            self.stragglers[a.run.run_no] = out
