@@ -471,6 +471,7 @@ def _print_metrics(pdf) -> None:
 def cmd_summarize_job(args) -> int:
     from lassi.job_metrics import JobNotFound, fetch_darshan_logs, summarize_jobs, tokio_conf
 
+    _existing_warehouse(args.warehouse)
     site = _site(args)
     root = args.darshan_root or tokio_conf(site).get("darshan_root")
     if root and not Path(root).is_dir():
@@ -498,6 +499,7 @@ def cmd_summarize_job(args) -> int:
 def cmd_umami(args) -> int:
     from lassi.umami import write_umami
 
+    _existing_warehouse(args.warehouse)
     site = _site(args)
     wh = _warehouse(args, "umami")
     print(write_umami(wh, site, args.job_id, Path(args.out), args.days).resolve())

@@ -51,8 +51,8 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
         yield (f"query it: lassi sql --warehouse {wh_root} "
                f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
                f"ORDER BY 4 DESC LIMIT 5\"")
-    job = (wh.read("job_metrics", date).orderBy(F.asc_nulls_last("perf_mibs"))
-           .select("job_id").first())
+    job = (wh.read("job_metrics", date).filter(F.col("perf_mibs") > 0)
+           .orderBy("perf_mibs").select("job_id").first())
     if job is not None:
         yield (f"one job, all layers: lassi summarize-job {job.job_id} --site {site.name} "
                f"--nodes {nodes} --warehouse {wh_root}; lassi umami {job.job_id} ...")

@@ -115,6 +115,9 @@ def plot_umami(job: dict, hist: pd.DataFrame, out: Path) -> Path:
                            textcoords="offset points", fontsize=8, va="center")
         right.set_xticks([])
         right.tick_params(labelsize=7)
+    if hist.empty:                       # no history: a day around the job, not years
+        half = dt.timedelta(hours=12)
+        axes[-1][0].set_xlim(job["start"] - half, job["start"] + half)
     axes[-1][0].set_xlabel("job start (UTC)")
     handles = [plt.Line2D([], [], marker="o", ls="none", color=c, label=t)
                for c, t in ((BETTER, "better than 3/4 of history"),

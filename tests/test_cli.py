@@ -7,7 +7,9 @@ import pytest
 
 from lassi.cli import main
 
-SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo"]
+SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo",
+               "compress-trace", "summarize-job", "bad-ost", "scoreboard", "umami", "correlate",
+               "archive-lmt"]
 
 
 @pytest.mark.parametrize("cmd", SUBCOMMANDS)
@@ -35,6 +37,23 @@ def test_wrong_path_is_one_line(capsys, tmp_path):
     rc = main(["ingest", "--source", "lustre", "--input", str(tmp_path / "missing")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and err == [f"lassi: error: no such file or directory: {tmp_path / 'missing'}"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["summarize-job", "123"], ["umami", "123"], ["scoreboard", "--from", "2017-10-10",
+                                                 "--to", "2017-10-10"]])
+def test_tokio_tools_name_a_missing_warehouse(argv, capsys, tmp_path):
+    rc = main([*argv, "--warehouse", str(tmp_path / "nowhere")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err == [f"lassi: error: no warehouse at {tmp_path / 'nowhere'}"]
+
+
+def test_ingest_wrong_time_zone_is_one_line(capsys, tmp_path):
+    f = tmp_path / "lfs-df.txt"
+    f.write_text("")
+    rc = main(["ingest", "--source", "lfs-df", "--input", str(f), "--tz", "Mars/Olympus"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "unknown time zone 'Mars/Olympus'" in err[0]
 
 
 def test_unknown_site_is_one_line(capsys, tmp_path):
