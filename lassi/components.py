@@ -15,9 +15,13 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
     used node serves every request at once, its queue stays empty: low bandwidth there is
     low demand, not low capability.
   * OST: bandwidth and peak from sql/view_ost_util.sql (the system view, reused); it
-    serves when it moved bytes in the minute; the demand evidence is that every sample of
-    the minute moved bytes (sql/component_ost_minute.sql): the OST never went idle, so
-    requests were waiting all the time. The OST counters have no queue or latency, and
+    serves when it moved bytes in the minute; the demand evidence
+    (sql/component_ost_minute.sql) is that every sample of the minute moved bytes (the OST
+    never went idle, so requests were waiting all the time), or that at least
+    OST_CEILING_SAMPLES (2) of its samples ran at its ceiling — within 5 % of its fastest
+    sample of the surrounding hour: a capped OST serves every burst at the same rate even
+    when it goes idle between bursts (a lightly used one at a site of small jobs), while
+    one limited by its clients' demand follows that varying demand. The OST counters have no queue or latency, and
     comparing an OST's bandwidth with the OSTs serving the same jobs does not work: a job
     progresses at the pace of its slowest target, so its healthy OSTs serve it no faster
     than the slow one (the simulator shows exactly that).
@@ -87,6 +91,7 @@ MAX_GAP_MIN = 15               # minutes without a verdict an anomaly bridges
 CONSEQUENCE_LEAD_MIN = 10      # a later island inside an earlier one is its consequence
 CONSEQUENCE_SLOWER = 0.8       # ... so is one inside a clearly slower island of its kind
 CONSEQUENCE_SHARE = 0.5        # ... or inside one of the other kind that carried its traffic
+OST_CEILING_SAMPLES = 2         # OST demand evidence: busy samples at its hour's ceiling
 STRAGGLER_MAX_RATIO = 0.5      # straggler: bandwidth below this x its peers' median
 STRAGGLER_ACTIVE_FRACTION = 0.2    # busy sample: >= this x the component's busiest (job)
 STRAGGLER_CONSEQUENCE_SHARE = 0.5  # traffic share with the other layer's stragglers
@@ -142,7 +147,8 @@ def component_minutes(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
         spark.sql(sql("view_ost_util", **p)).createOrReplaceTempView("cmp_ost_util")
         spark.sql(sql("component_ost_minute", **p)).createOrReplaceTempView("cmp_ost")
         parts.append("SELECT kind, component, minute, max_bw, peak_bw, bytes > 0 AS serving, "
-                     "busy_samples = samples AS pressured, "
+                     f"(busy_samples = samples OR ceiling_samples >= {OST_CEILING_SAMPLES!r}) "
+                     "AS pressured, "
                      "CAST(busy_samples AS DOUBLE) AS evidence_value FROM cmp_ost")
     if not parts:
         parts.append("SELECT CAST(NULL AS STRING) AS kind, CAST(NULL AS STRING) AS component, "

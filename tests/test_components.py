@@ -73,6 +73,20 @@ def _ost_rows(ost: str, spans: list[tuple[str, str, float]], both_samples: bool 
     return out
 
 
+def _ost_rows_3(ost: str, a: str, b: str, fractions: tuple[float, float, float]):
+    """Three 20-s samples per minute over [a, b) at these fractions of the peak (0: idle)."""
+    out = []
+    for m in _minutes(a, b):
+        for k, frac in enumerate(fractions, 1):
+            nbytes = int(frac * OST_PEAK * 20)
+            out.append(_row(RAW_OST, ost=ost, oss="oss0", ts=m + dt.timedelta(seconds=20 * k),
+                            read_rpc=0, write_rpc=0, pages_per_rpc=256, read_bytes=0,
+                            write_bytes=0, read_rpc_delta=0, write_rpc_delta=nbytes // MIB,
+                            read_bytes_delta=0, write_bytes_delta=nbytes, interval_s=20.0,
+                            reset=False, file="x", date=DAY))
+    return out
+
+
 def _fwd_rows(fwd: str, spans: list[tuple[str, str, float, int]]):
     """Lustre client and LWFS server samples (30 s) of `fwd`: bandwidth `fraction` x peak
     to one OST, Read/Write requests served and the queue length `queue`."""
@@ -122,6 +136,10 @@ def system_wh(spark, tmp_path_factory):
     # high bandwidth every 40 min breaks the island
     ost += _ost_rows("online1-OST0007", [("18:00", "18:40", 0.1), ("18:40", "18:41", 0.5),
                                          ("18:41", "19:20", 0.1)])
+    # capped at 10 % and idle between bursts: every burst at the same ceiling (found)
+    ost += _ost_rows_3("online1-OST000a", "20:00", "21:10", (0.1, 0.1, 0.0))
+    # lightly used, idle between requests, its clients' demand varies: no ceiling (not found)
+    ost += _ost_rows_3("online1-OST000b", "20:00", "23:00", (0.05, 0.02, 0.0))
     c1, s1 = _fwd_rows("fwd001", [("02:50", "03:00", 0.8, 5), ("03:00", "04:30", 0.2, 50),
                                   ("04:30", "04:40", 0.8, 5)])
     c2, s2 = _fwd_rows("fwd002", [("02:00", "06:00", 0.05, 0)])       # light: empty queue
@@ -144,8 +162,9 @@ def test_system_rule_exact_anomalies(system_wh):
         ("fwd", "fwd001", _at("03:00"), _at("04:30"), 90, 0.2, FWD_PEAK, False),
         ("ost", "online1-OST0000", _at("10:00"), _at("11:10"), 70, 0.1, OST_PEAK, False),
         ("ost", "online1-OST0004", _at("14:00"), _at("15:20"), 80, 0.1, OST_PEAK, False),
+        ("ost", "online1-OST000a", _at("20:00"), _at("21:10"), 70, 0.1, OST_PEAK, False),
     ], got
-    assert msg.startswith("1 forwarding-node and 2 OST anomalies, 0 stragglers")
+    assert msg.startswith("1 forwarding-node and 3 OST anomalies, 0 stragglers")
     ev = wh.read("component_anomaly", DAY).filter("component = 'fwd001'").first()["evidence"]
     assert "LWFS queue 50.0" in ev
 
