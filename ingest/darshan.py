@@ -410,8 +410,7 @@ def _merge_write(spark, wh, table: str, rows: list[dict], names: set[str],
     new = spark.createDataFrame([tuple(r.get(c) for c in schema.fieldNames()) for r in rows],
                                 schema)
     base = F.regexp_extract(F.col("log_path"), r"([^/\\]*)$", 1)
-    old = wh.read(table, dates).filter(~base.isin(sorted(names)))
-    wh.write(old.unionByName(new).localCheckpoint(), table, dates)
+    wh.replace_rows(new, table, dates, base.isin(sorted(names)))
 
 
 def log_files(inputs: list[str]) -> list[str]:

@@ -514,8 +514,7 @@ def write_window(spark, wh, res: LmtRead, start: dt.datetime, end: dt.datetime) 
         new = spark.createDataFrame(rows, schema_of(table))
         inside = (F.col("fs").isin(res.filesystems) & (F.col("ts") >= F.lit(start))
                   & (F.col("ts") < F.lit(end)))
-        old = wh.read(table, dates).filter(~inside)
-        wh.write(old.unionByName(new).localCheckpoint(), table, dates)
+        wh.replace_rows(new, table, dates, inside)
     return dates
 
 

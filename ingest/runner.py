@@ -287,8 +287,7 @@ def replace_source_rows(wh: Warehouse, table: str, df, dates: list[dt.date],
     from pyspark.sql import functions as F
 
     sources = [source] if isinstance(source, str) else list(source)
-    old = wh.read(table, dates).filter(~F.col("source").isin(sources))
-    wh.write(old.unionByName(df).localCheckpoint(), table, dates)
+    wh.replace_rows(df, table, dates, F.col("source").isin(sources))
 
 
 def _append_quarantine(spark, wh: Warehouse, df, date: dt.date, source: str) -> None:

@@ -368,7 +368,9 @@ def cmd_archive_lmt(args) -> int:
         check_window(start, end)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    if not args.input.startswith("mysql://") and not Path(args.input).is_file():
+    from ingest.runner import URI_SCHEMES
+
+    if not args.input.startswith(URI_SCHEMES) and not Path(args.input).is_file():
         raise CliError(f"no such LMT database file: {args.input}")
     zone = _zone(args.tz) if args.tz is not None else _site(args).tz("lmt")
     try:

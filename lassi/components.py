@@ -21,10 +21,10 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
     OST_CEILING_SAMPLES (2) of its samples ran at its ceiling — within 5 % of its fastest
     sample of the surrounding hour: a capped OST serves every burst at the same rate even
     when it goes idle between bursts (a lightly used one at a site of small jobs), while
-    one limited by its clients' demand follows that varying demand. The OST counters have no queue or latency, and
-    comparing an OST's bandwidth with the OSTs serving the same jobs does not work: a job
-    progresses at the pace of its slowest target, so its healthy OSTs serve it no faster
-    than the slow one (the simulator shows exactly that).
+    one limited by its clients' demand follows that varying demand. The OST counters have
+    no queue or latency, and comparing an OST's bandwidth with the OSTs serving the same
+    jobs does not work: a job progresses at the pace of its slowest target, so its healthy
+    OSTs serve it no faster than the slow one (the simulator shows exactly that).
 
   A serving minute with bandwidth >= the threshold is `high` (the component showed it can
   serve), a low serving minute with demand evidence is `low`; other minutes give no

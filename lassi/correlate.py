@@ -23,6 +23,9 @@ from lassi.warehouse import Warehouse, days
 
 NUMERIC = ("bigint", "int", "double", "float", "smallint")
 COLUMNS = ["metric", "n", "r", "p", "note"]
+# columns that are the performance itself for some jobs (perf_mibs = Darshan's
+# agg_perf_by_slowest when the job has logs): not "metrics" to correlate it with
+SAME_AS = {"perf_mibs": {"darshan_agg_perf_mibs"}, "darshan_agg_perf_mibs": {"perf_mibs"}}
 
 
 def numeric_columns(table: str = "job_metrics") -> list[str]:
@@ -83,7 +86,7 @@ def correlate(wh: Warehouse, first: dt.date | None = None, last: dt.date | None 
     dates = None if first is None else days(first, last or first)
     jm = wh.read("job_metrics", dates)
     jm.createOrReplaceTempView("jm")
-    metrics = [c for c in cols if c != perf]
+    metrics = [c for c in cols if c != perf and c not in SAME_AS.get(perf, set())]
     row = wh.spark.sql(sql("correlate", aggs=_aggs(perf, metrics))).collect()[0]
     span = "every day" if first is None else (
         first.isoformat() if first == last else f"{first}..{last}")

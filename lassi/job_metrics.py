@@ -177,5 +177,4 @@ def _missing_text(missing: list[str], order: list[str]) -> str:
 def _merge_rows(wh: Warehouse, rows: DataFrame, days: list[dt.date]) -> None:
     """Replace these jobs' rows in their start-day partitions, keeping the other jobs."""
     ids = [r["job_id"] for r in rows.select("job_id").collect()]   # the requested jobs
-    old = wh.read("job_metrics", days).filter(~F.col("job_id").isin(ids))
-    wh.write(old.unionByName(rows).localCheckpoint(), "job_metrics", days)
+    wh.replace_rows(rows, "job_metrics", days, F.col("job_id").isin(ids))

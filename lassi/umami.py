@@ -16,6 +16,7 @@ import pandas as pd
 from pyspark.sql import functions as F
 
 from lassi.config import Site
+from lassi.job_metrics import tokio_conf
 from lassi.warehouse import Warehouse
 
 
@@ -44,18 +45,23 @@ class NoMetrics(ValueError):
     """The job has no job_metrics row."""
 
 
+def history_dates(site: Site, date: dt.date, days: int | None = None) -> list[dt.date]:
+    """The history window of `date`: the `days` (default tokio.history_days) days before
+    it and the day itself, oldest first."""
+    days = days or int(tokio_conf(site).get("history_days", 30))
+    return [date - dt.timedelta(days=k) for k in range(days, -1, -1)]
+
+
 def umami_data(wh: Warehouse, site: Site, job_id: str,
                history_days: int | None = None) -> tuple[dict, pd.DataFrame]:
     """The job's metrics and its application's earlier runs (oldest first) over the
     `history_days` (default tokio.history_days) before it."""
-    days = history_days or int((site.data.get("tokio") or {}).get("history_days", 30))
     found = wh.read("job_metrics").filter(F.col("job_id") == job_id).collect()
     if not found:
         raise NoMetrics(f"job {job_id} has no job_metrics row "
                         f"(run `lassi summarize-job {job_id}` or the daily run first)")
-    job = max(found, key=lambda r: r["start"]).asDict()
-    first = job["date"] - dt.timedelta(days=days)
-    dates = [first + dt.timedelta(days=k) for k in range(days + 1)]
+    job = max(found, key=lambda r: r["start"]).asDict()    # one job: one row per rerun day
+    dates = history_dates(site, job["date"], history_days)
     cols = ["job_id", "start", *[m.column for m in METRICS]]
     hist = (wh.read("job_metrics", dates)
             .filter((F.col("app") == job["app"]) & (F.col("start") < job["start"]))

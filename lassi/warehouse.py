@@ -145,6 +145,15 @@ class Warehouse:
         self._fs.delete(self._p(staging), True)
         return sorted(owned)
 
+    def replace_rows(self, df: DataFrame, table: str, dates: Iterable[DateLike],
+                     where) -> list[dt.date]:
+        """Replace the rows of `table` on `dates` that match `where` (a Column) by `df`,
+        keeping the others, atomically per partition (a rerun with the same `df` is a
+        no-op). The kept rows are materialised first, detached from the files replaced."""
+        dates = list(dates)
+        old = self.read(table, dates).filter(~where)
+        return self.write(old.unionByName(df).localCheckpoint(), table, dates)
+
     def write_rows(self, rows: list, table: str,
                    dates: Iterable[DateLike] | None = None) -> list[dt.date]:
         """Write Python rows (tuples/dicts in schema order, with `date`) to `table`."""

@@ -59,6 +59,7 @@ def test_r_and_p_match_scipy(jm_wh):
     assert by.loc["coverage_bw", "n"] == 2 and math.isnan(by.loc["coverage_bw", "r"])
     assert by.loc["lmt_bytes_read", "n"] == 0
     assert "perf_mibs" not in by.index and "job_id" not in by.index
+    assert "darshan_agg_perf_mibs" not in by.index       # the performance itself
     # sorted by |r|, n/a last
     finite = res[res.r.notna()]
     assert list(finite.r.abs()) == sorted(finite.r.abs(), reverse=True)

@@ -15,9 +15,11 @@ from pathlib import Path
 import pandas as pd
 
 from lassi.config import Site
+from lassi.job_metrics import tokio_conf
+from lassi.report.beacon import fmt_bytes
 from lassi.report.html import _s, _table, _td, integer, sig3
 from lassi.sqltext import sql
-from lassi.umami import plot_umami, umami_data
+from lassi.umami import history_dates, plot_umami, umami_data
 from lassi.warehouse import Warehouse, as_date
 
 SUBDIR = "_tokio"
@@ -25,20 +27,11 @@ TOP_SLOW = 5           # jobs with an UMAMI diagram
 MIN_HISTORY_RUNS = 4   # an application needs this many runs to judge a job against them
 TOP_FULLEST = 5
 TOP_SCOREBOARD = 10
-SAME_AS_PERF = {"darshan_agg_perf_mibs"}   # perf_mibs is this when the job has Darshan logs
-
-
-def _gib(v) -> str:
-    return "–" if v is None or pd.isna(v) else f"{float(v) / 2**30:,.1f}"
 
 
 def _pct(v) -> str:
+    """A percentage already in per cent (job_metrics' CPU and fullness columns)."""
     return "–" if v is None or pd.isna(v) else f"{float(v):.0f} %"
-
-
-def _history_dates(site: Site, date: dt.date) -> list[dt.date]:
-    days = int((site.data.get("tokio") or {}).get("history_days", 30))
-    return [date - dt.timedelta(days=k) for k in range(days, -1, -1)]
 
 
 def tokio_section(wh: Warehouse, site: Site, date, out_dir: Path) -> str:
@@ -49,7 +42,7 @@ def tokio_section(wh: Warehouse, site: Site, date, out_dir: Path) -> str:
         return ""
     spark = wh.spark
     wh.read("job_metrics", date).createOrReplaceTempView("rt_day")
-    wh.read("job_metrics", _history_dates(site, date)).createOrReplaceTempView("rt_hist")
+    wh.read("job_metrics", history_dates(site, date)).createOrReplaceTempView("rt_hist")
     wh.read("ost_health", date).createOrReplaceTempView("rt_health")
     rel, folder = f"{SUBDIR}/{date.isoformat()}", Path(out_dir) / SUBDIR / date.isoformat()
     ov = spark.sql(sql("report_tokio_overview")).collect()[0].asDict()
@@ -136,11 +129,12 @@ def _health_html(health: pd.DataFrame) -> str:
         return head + "<p class='note'>No lfs df / lctl dl snapshot was ingested for this day.</p>"
     full = health[health["what"] == "fullest"]
     rows = [[_td(_s(r["fs"])), _td(_s(r["target"])), _td(_pct(r["use_pct"]), "num"),
-             _td(_gib(r["used_kib"] * 1024), "num"), _td(_gib(r["total_kib"] * 1024), "num"),
+             _td(fmt_bytes(r["used_kib"] * 1024), "num"),
+             _td(fmt_bytes(r["total_kib"] * 1024), "num"),
              _td(_pct(r["fs_mean"]), "num"), _td(integer(r["osts"]), "num")]
             for _, r in full.iterrows()]
-    out = head + _table(["file system", "OST", "use", "used (GiB)", "size (GiB)",
-                         "fs mean use", "OSTs"], rows)
+    out = head + _table(["file system", "OST", "use", "used", "size", "fs mean use",
+                         "OSTs"], rows)
     fo = health[health["what"] == "failed_over"]
     if fo.empty:
         out += "<p>No target failed over.</p>"
@@ -154,8 +148,8 @@ def _health_html(health: pd.DataFrame) -> str:
 def _correlate_html(wh: Warehouse, site: Site, date: dt.date, folder: Path, rel: str) -> str:
     from lassi.correlate import correlate, write_outputs
 
-    dates = _history_dates(site, date)
-    p = float((site.data.get("tokio") or {}).get("p_value", 0.05))
+    dates = history_dates(site, date)
+    p = float(tokio_conf(site).get("p_value", 0.05))
     head = ("<h3>What job performance goes with (TOKIO Fig. 9)</h3><p>Pearson correlation "
             "of each job's I/O performance (<code>perf_mibs</code>) with every other job "
             f"metric over the jobs of {dates[0]} to {date}; bold: p &lt; {p:g}.</p>")
@@ -163,7 +157,6 @@ def _correlate_html(wh: Warehouse, site: Site, date: dt.date, folder: Path, rel:
         res = correlate(wh, dates[0], date)
     except ValueError as exc:
         return head + f"<p class='note'>{escape(str(exc))}</p>"
-    res = res[~res["metric"].isin(SAME_AS_PERF)].reset_index(drop=True)
     res.attrs.update(span=f"{dates[0]}..{date}", perf="perf_mibs")
     png = next(x for x in write_outputs(res, folder, p) if x.suffix == ".png")
     return head + f'<img src="{rel}/{png.name}" alt="correlations {date}">'
