@@ -51,3 +51,25 @@ def test_umami_history_and_png(warehouse, tmp_path):
     assert png.name == "umami_slow.png" and png.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no job_metrics row"):
         umami_data(warehouse, site, "nope")
+
+
+def test_report_tokio_section(warehouse, tmp_path):
+    """The daily report's TOKIO section: the slow job with its UMAMI figure, the overview."""
+    from lassi.config import load_site
+    from lassi.report.tokio import tokio_section
+
+    d0 = dt.date(2018, 1, 1)
+    day = d0 + dt.timedelta(days=6)
+    rows = [_metrics(f"h{k}", "vpic", d0 + dt.timedelta(days=k), 8, 100.0 + k, 600.0)
+            for k in range(6)]
+    rows += [_metrics("slow", "vpic", day, 8, 20.0, 1500.0),
+             _metrics("fine", "vpic", day, 9, 104.0, 600.0)]
+    warehouse.write_rows(rows, "job_metrics")
+    html = tokio_section(warehouse, load_site("archer"), day, tmp_path)
+    assert 'id="tokio-2018-01-07"' in html
+    assert "<b>2</b> jobs started on 2018-01-07" in html
+    assert "<td>slow</td>" in html and "<td>fine</td>" not in html    # below q1 only
+    assert (tmp_path / "_tokio/2018-01-07/umami_0.png").stat().st_size > 10_000
+    assert "No lfs df / lctl dl snapshot" in html
+    assert tokio_section(warehouse, load_site("archer"), d0 - dt.timedelta(days=1),
+                         tmp_path) == ""                                  # no job_metrics
