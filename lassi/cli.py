@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not write LMT databases, lfs df and lctl dl snapshots")
     s.add_argument("--lmt-step", type=_positive, default=60,
                    help="seconds between LMT samples (default 60; real LMT: 5)")
+    s.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier simulation in --out (the writers append)")
 
     from ingest.runner import SOURCES
 
@@ -214,7 +216,8 @@ def cmd_simulate(args) -> int:
     site = _site(args)
     res = simulate(site, args.date, args.days, args.seed, Path(args.out), faults=args.fault,
                    gz=args.gzip, traced_fraction=args.traced_fraction,
-                   tokio=not args.no_tokio, lmt_step_s=args.lmt_step)
+                   tokio=not args.no_tokio, lmt_step_s=args.lmt_step,
+                   overwrite=args.overwrite)
     print(f"simulated {res['runs']} runs at {site.name} ({len(site.compute_nodes)} nodes), "
           f"{res['slowed']} slowed; raw files and truth.json in {res['out']}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     date = date or DEFAULT_DATES.get(site.name, DEFAULT_DATES["archer"])
     raw, wh_root = root / "raw" / site.name, root / "warehouse" / site.name
     if not (raw / "truth.json").exists():
+        shutil.rmtree(raw, ignore_errors=True)     # what an interrupted simulation left
         res = simulate(site, date, 1, seed, raw,
                        traced_fraction=1.0 if site.has_forwarding else 0.1)
         yield f"simulated {res['runs']} runs on {nodes} {site.name} nodes -> {raw}"

@@ -62,6 +62,18 @@ def test_unknown_site_is_one_line(capsys, tmp_path):
     assert rc == 1 and len(err) == 1 and "unknown site 'mars'" in err[0]
 
 
+def test_simulate_into_a_used_folder_is_one_line(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    rc = main(["simulate", "--date", "2017-10-10", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "is not empty" in err[0]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    (tmp_path / "truth.json").write_text("{}")
+    rc = main(["simulate", "--date", "2017-10-10", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "--overwrite" in err[0]
+
+
 def test_evaluate_without_truth_is_one_line(capsys, tmp_path):
     rc = main(["evaluate", "--truth", str(tmp_path / "t.json"), "--date", "2017-10-10"])
     err = capsys.readouterr().err.strip().splitlines()

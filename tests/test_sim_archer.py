@@ -98,3 +98,9 @@ def test_same_seed_same_world(tmp_path):
     assert (a / "truth.json").read_bytes() == (b / "truth.json").read_bytes()
     fa = sorted(p.relative_to(a) for p in a.rglob("*.txt"))
     assert fa and all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)
+    # the writers append: a second simulation into the same folder must replace the first
+    with pytest.raises(ValueError, match="already holds a simulation"):
+        simulate(site, DATE, 1, 5, a)
+    simulate(site, DATE, 1, 5, a, overwrite=True)
+    assert sorted(p.relative_to(a) for p in a.rglob("*.txt")) == fa
+    assert all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -112,12 +113,32 @@ def run_truth(site: Site, run: Run, tr: RunTruth) -> dict:
     }
 
 
+def _prepare_out(out: Path, overwrite: bool) -> None:
+    """Make `out` an empty folder (see simulate)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "truth.json").is_file():
+            raise ValueError(f"--out {out} is not empty and holds no earlier simulation; "
+                             "give an empty or new folder")
+        if not overwrite:
+            raise ValueError(f"--out {out} already holds a simulation (truth.json); "
+                             "pass --overwrite to replace it")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
 def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
              faults: list[str] | None = None, gz: bool = False, traced_fraction: float = 0.1,
-             tokio: bool = True, lmt_step_s: int = 60) -> dict:
-    """Simulate `days` days from `date` at `site`, write raw files and truth; return a summary."""
+             tokio: bool = True, lmt_step_s: int = 60, overwrite: bool = False) -> dict:
+    """Simulate `days` days from `date` at `site`, write raw files and truth; return a summary.
+
+    The writers append day by day, so `out` must be empty: a folder holding an earlier
+    simulation (its truth.json) is emptied first when `overwrite`, else ValueError; any
+    other non-empty folder is a ValueError.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    _prepare_out(out, overwrite)
     rng = np.random.default_rng(seed)
     start = epoch(date)
     runs = make_runs(rng, site, start, days)
