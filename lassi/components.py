@@ -50,7 +50,11 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   bandwidth its forwarding nodes and, separately, its OSTs gave it (`job_timeseries`
   layers forwarding / ost: the job's bytes through the component over its busy minutes,
   those moving >= STRAGGLER_ACTIVE_FRACTION (0.2) x its busiest sample for the job,
-  sql/component_straggler_input.sql), as log2(bw / the layer's median). A noise point
+  sql/component_straggler_input.sql), as log2(bw / the layer's median). Only components
+  that carried at least STRAGGLER_MIN_BYTES_SHARE (0.5) x the layer's median bytes of the
+  job take part: a slow component still moves its whole share of the job's data, while one
+  with a small part is not a peer (a side file, or another job's traffic that the
+  forwarding node's per-minute job shares attribute to this one). A noise point
   whose bandwidth is below STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster
   is a straggler; `est_slowdown` = that median / its bandwidth (the job's I/O through it
   took that many times longer than through its peers). Consequences are dropped: a slow
@@ -72,6 +76,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql.types import (
+    BooleanType,
     DoubleType,
     IntegerType,
     StringType,
@@ -95,6 +100,7 @@ OST_CEILING_SAMPLES = 2         # OST demand evidence: busy samples at its hour'
 STRAGGLER_MAX_RATIO = 0.5      # straggler: bandwidth below this x its peers' median
 STRAGGLER_ACTIVE_FRACTION = 0.2    # busy sample: >= this x the component's busiest (job)
 STRAGGLER_CONSEQUENCE_SHARE = 0.5  # traffic share with the other layer's stragglers
+STRAGGLER_MIN_BYTES_SHARE = 0.5    # peers: components with >= this x the layer's median bytes
 # the paper's Table 2 buckets (hours): [lo, hi), None = open
 TABLE2_BUCKETS: tuple[tuple[str, float, float | None], ...] = (
     ("(0, 1) h", 0.0, 1.0), ("[1, 4) h", 1.0, 4.0), ("[4, 12) h", 4.0, 12.0),
@@ -107,7 +113,7 @@ _STRAGGLER_OUT = StructType([
     StructField("end", TimestampType()), StructField("minutes", IntegerType()),
     StructField("bw", DoubleType()), StructField("max_bw", DoubleType()),
     StructField("peak_bw", DoubleType()), StructField("peer_bw", DoubleType()),
-    StructField("peers", IntegerType()),
+    StructField("peers", IntegerType()), StructField("per_pair", BooleanType()),
 ])
 
 
@@ -189,24 +195,32 @@ def _dbscan_stragglers(eps: float, min_samples: int):
         out = []
         for _kind, g in pdf.groupby("kind"):
             g = g[g["bw"] > 0]
+            if len(g):      # a straggler is slow, not small: it carries its full share
+                g = g[g["bytes"] >= STRAGGLER_MIN_BYTES_SHARE * float(np.median(g["bytes"]))]
             if len(g) < min_samples + 1:
                 continue
-            med = float(np.median(g["bw"]))
-            x = np.log2(g["bw"].to_numpy() / med).reshape(-1, 1)
+            # per pair where the job has Lustre-client samples, else the component's own
+            per_pair = g["pair_bw"].notna().all()
+            rate = (g["pair_bw"] if per_pair else g["bw"]).to_numpy(dtype=float)
+            if (rate <= 0).any():
+                continue
+            x = np.log2(rate / float(np.median(rate))).reshape(-1, 1)
             labels = DBSCAN(eps=eps, min_samples=min_samples).fit(x).labels_
             clustered = labels[labels >= 0]
             if len(clustered) == 0:
                 continue
             major = np.bincount(clustered).argmax()
-            peer = float(np.median(g["bw"].to_numpy()[labels == major]))
-            slow = (labels == -1) & (g["bw"].to_numpy() < STRAGGLER_MAX_RATIO * peer)
-            for (_, r) in g[slow].iterrows():
+            peer = float(np.median(rate[labels == major]))
+            slow = (labels == -1) & (rate < STRAGGLER_MAX_RATIO * peer)
+            for i in np.flatnonzero(slow):
+                r = g.iloc[i]
                 out.append({"job_id": r["job_id"], "kind": r["kind"],
                             "component": r["component"], "start": r["start"],
                             "end": r["end"], "minutes": int(r["minutes"]),
-                            "bw": float(r["bw"]), "max_bw": float(r["max_bw"]),
+                            "bw": float(rate[i]), "max_bw": float(r["max_bw"]),
                             "peak_bw": None if pd.isna(r["peak_bw"]) else float(r["peak_bw"]),
-                            "peer_bw": peer, "peers": int((labels == major).sum())})
+                            "peer_bw": peer, "peers": int((labels == major).sum()),
+                            "per_pair": bool(per_pair)})
         return pd.DataFrame(out, columns=_STRAGGLER_OUT.fieldNames())
 
     return find
@@ -256,8 +270,9 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
         SELECT kind, component, 'straggler' AS rule, job_id, start, `end`,
                CAST((unix_timestamp(`end`) - unix_timestamp(start)) / 60 AS INT) AS duration_min,
                CASE WHEN peak_bw > 0 THEN max_bw / peak_bw END AS max_bw_fraction, peak_bw,
-               format_string('%.3g MB/s vs %.3g MB/s median of %d peer %s over %d minutes',
-                             bw / 1e6, peer_bw / 1e6, peers,
+               format_string('%.3g MB/s%s vs %.3g MB/s median of %d peer %s over %d minutes',
+                             bw / 1e6, IF(per_pair, ' per forwarding-node/OST pair', ''),
+                             peer_bw / 1e6, peers,
                              CASE kind WHEN 'fwd' THEN 'forwarding nodes' ELSE 'OSTs' END,
                              minutes) AS evidence,
                peer_bw / bw AS est_slowdown, FALSE AS ongoing, DATE '{date.isoformat()}' AS date

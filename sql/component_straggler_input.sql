@@ -62,6 +62,24 @@ marked AS (
            * MAX(m.bytes / m.interval_s) OVER (PARTITION BY m.job_id, m.kind, m.component)
            AS busy
   FROM per_sample m
+),
+pair_marked AS (    -- the same per (forwarding node, OST) pair of the job
+  SELECT job_id, fwd, ost, interval_s, bytes,
+         bytes / interval_s >= ${active_fraction}
+           * MAX(bytes / interval_s) OVER (PARTITION BY job_id, fwd, ost) AS busy
+  FROM mine
+),
+pair_bw AS (
+  SELECT job_id, fwd, ost,
+         SUM(CASE WHEN busy THEN bytes END) / SUM(CASE WHEN busy THEN interval_s END) AS bw
+  FROM pair_marked GROUP BY job_id, fwd, ost
+),
+per_pair AS (       -- a component's bandwidth per pair: the median over its pairs
+  SELECT job_id, 'fwd' AS kind, fwd AS component, percentile(bw, 0.5) AS pair_bw
+  FROM pair_bw GROUP BY job_id, fwd
+  UNION ALL
+  SELECT job_id, 'ost' AS kind, ost AS component, percentile(bw, 0.5) AS pair_bw
+  FROM pair_bw GROUP BY job_id, ost
 )
 SELECT m.job_id, m.kind, m.component, MIN(m.slot) AS start,
        MAX(m.slot + make_dt_interval(0, 0, 0, m.interval_s)) AS `end`,
@@ -69,6 +87,7 @@ SELECT m.job_id, m.kind, m.component, MIN(m.slot) AS start,
        SUM(m.bytes) AS bytes,
        SUM(CASE WHEN m.busy THEN m.bytes END)
          / SUM(CASE WHEN m.busy THEN m.interval_s END) AS bw, MAX(m.bw) AS max_bw,
-       CAST(p.peak_bw AS DOUBLE) AS peak_bw
+       CAST(p.peak_bw AS DOUBLE) AS peak_bw, FIRST(q.pair_bw) AS pair_bw
 FROM marked m LEFT JOIN cmp_peaks p ON m.kind = p.kind AND m.component = p.component
+LEFT JOIN per_pair q ON m.job_id = q.job_id AND m.kind = q.kind AND m.component = q.component
 GROUP BY m.job_id, m.kind, m.component, p.peak_bw
