@@ -47,20 +47,23 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
 
 - rule `straggler`: within each job of at least `large_job_nodes` nodes, DBSCAN
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
-  bandwidth its forwarding nodes and, separately, its OSTs gave it (`job_timeseries`
-  layers forwarding / ost: the job's bytes through the component over its busy minutes,
-  those moving >= STRAGGLER_ACTIVE_FRACTION (0.2) x its busiest sample for the job,
-  sql/component_straggler_input.sql), as log2(bw / the layer's median). Only components
-  that carried at least STRAGGLER_MIN_BYTES_SHARE (0.5) x the layer's median bytes of the
-  job take part: a slow component still moves its whole share of the job's data, while one
-  with a small part is not a peer (a side file, or another job's traffic that the
-  forwarding node's per-minute job shares attribute to this one). A noise point
-  whose bandwidth is below STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster
-  is a straggler; `est_slowdown` = that median / its bandwidth (the job's I/O through it
-  took that many times longer than through its peers). Consequences are dropped: a slow
-  forwarding node delays the job's data on the OSTs it feeds, a slow OST the forwarding
-  nodes feeding it; a straggler that moved >= STRAGGLER_CONSEQUENCE_SHARE (0.5) of its
-  bytes over the job's minutes to or from stragglers of the other layer of the same job
+  bandwidth its forwarding nodes and, separately, its OSTs gave it, as log2(rate / the
+  layer's median). The rate is per forwarding-node/OST pair (sql/component_straggler_input.sql):
+  the job's bytes through each pair over the pair's busy samples (those moving >=
+  STRAGGLER_ACTIVE_FRACTION (0.2) x the pair's busiest), and per component the median over
+  its main pairs (>= 0.2 x the bytes of its largest pair). An OST's rate for a job grows
+  with the number of the job's forwarding nodes that feed it, and another job's traffic
+  that the per-minute job shares attribute to this one adds small pairs: per pair, peers
+  compare. Only components that carried at least STRAGGLER_MIN_BYTES_SHARE (0.5) x the
+  layer's median bytes of the job take part: a slow component still moves its whole share
+  of the job's data, one with a small part is not a peer. (A job without Lustre-client
+  samples uses the component's own bandwidth from job_timeseries.) A noise point whose
+  rate is below STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster is a
+  straggler; `est_slowdown` = that median / its rate (the job's I/O through it took that
+  many times longer than through its peers). Consequences are dropped: a slow forwarding
+  node delays the job's data on the OSTs it feeds, a slow OST the forwarding nodes
+  feeding it; a straggler that moved >= STRAGGLER_CONSEQUENCE_SHARE (0.5) of its bytes
+  over the job's minutes to or from stragglers of the other layer of the same job
   (forwarding node -> OST traffic, sql/fwd_ost_minute.sql) is attributed to them, unless
   it explains one of them in turn (then both stay).
 
@@ -97,6 +100,7 @@ CONSEQUENCE_LEAD_MIN = 10      # a later island inside an earlier one is its con
 CONSEQUENCE_SLOWER = 0.8       # ... so is one inside a clearly slower island of its kind
 CONSEQUENCE_SHARE = 0.5        # ... or inside one of the other kind that carried its traffic
 OST_CEILING_SAMPLES = 2         # OST demand evidence: busy samples at its hour's ceiling
+OST_PRESSURED = f"(busy_samples = samples OR ceiling_samples >= {OST_CEILING_SAMPLES!r})"
 STRAGGLER_MAX_RATIO = 0.5      # straggler: bandwidth below this x its peers' median
 STRAGGLER_ACTIVE_FRACTION = 0.2    # busy sample: >= this x the component's busiest (job)
 STRAGGLER_CONSEQUENCE_SHARE = 0.5  # traffic share with the other layer's stragglers
@@ -153,8 +157,7 @@ def component_minutes(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
         spark.sql(sql("view_ost_util", **p)).createOrReplaceTempView("cmp_ost_util")
         spark.sql(sql("component_ost_minute", **p)).createOrReplaceTempView("cmp_ost")
         parts.append("SELECT kind, component, minute, max_bw, peak_bw, bytes > 0 AS serving, "
-                     f"(busy_samples = samples OR ceiling_samples >= {OST_CEILING_SAMPLES!r}) "
-                     "AS pressured, "
+                     f"{OST_PRESSURED} AS pressured, "
                      "CAST(busy_samples AS DOUBLE) AS evidence_value FROM cmp_ost")
     if not parts:
         parts.append("SELECT CAST(NULL AS STRING) AS kind, CAST(NULL AS STRING) AS component, "

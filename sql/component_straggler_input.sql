@@ -12,8 +12,13 @@
 -- samples; a component that only carries a trickle to or from a straggler of the other
 -- layer once its own part is done adds samples that do not count); `max_bw`: the busiest
 -- sample; `minutes`: the busy time in minutes (rounded up); start / end: the first and
--- last sample with bytes. A job without Lustre-client samples uses job_timeseries'
--- per-minute bytes of its forwarding nodes and OSTs instead.
+-- last sample with bytes. `pair_bw`: the same busy-sample bandwidth per (forwarding node,
+-- OST) pair of the job, and per component the median over its main pairs, those with at
+-- least 0.2 x the bytes of its largest pair (what lassi.components compares: an OST fed
+-- by more of the job's forwarding nodes moves more per second without being faster, and
+-- small pairs are mostly other jobs' traffic attributed through the per-minute shares).
+-- A job without Lustre-client samples uses job_timeseries' per-minute bytes of its
+-- forwarding nodes and OSTs instead (pair_bw NULL).
 WITH big AS (
   SELECT job_id FROM cmp_jobs WHERE n_nodes >= ${large_job_nodes}
 ),
@@ -70,16 +75,22 @@ pair_marked AS (    -- the same per (forwarding node, OST) pair of the job
   FROM mine
 ),
 pair_bw AS (
-  SELECT job_id, fwd, ost,
+  SELECT job_id, fwd, ost, SUM(bytes) AS bytes,
          SUM(CASE WHEN busy THEN bytes END) / SUM(CASE WHEN busy THEN interval_s END) AS bw
   FROM pair_marked GROUP BY job_id, fwd, ost
 ),
-per_pair AS (       -- a component's bandwidth per pair: the median over its pairs
+pair_main AS (      -- the pairs that carry the component's traffic for the job, not the
+                    -- trickles other jobs' traffic adds through the per-minute shares
+  SELECT *, bytes >= 0.2 * MAX(bytes) OVER (PARTITION BY job_id, fwd) AS main_fwd,
+         bytes >= 0.2 * MAX(bytes) OVER (PARTITION BY job_id, ost) AS main_ost
+  FROM pair_bw
+),
+per_pair AS (       -- a component's bandwidth per pair: the median over its main pairs
   SELECT job_id, 'fwd' AS kind, fwd AS component, percentile(bw, 0.5) AS pair_bw
-  FROM pair_bw GROUP BY job_id, fwd
+  FROM pair_main WHERE main_fwd GROUP BY job_id, fwd
   UNION ALL
   SELECT job_id, 'ost' AS kind, ost AS component, percentile(bw, 0.5) AS pair_bw
-  FROM pair_bw GROUP BY job_id, ost
+  FROM pair_main WHERE main_ost GROUP BY job_id, ost
 )
 SELECT m.job_id, m.kind, m.component, MIN(m.slot) AS start,
        MAX(m.slot + make_dt_interval(0, 0, 0, m.interval_s)) AS `end`,
