@@ -48,17 +48,18 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
 - rule `straggler`: within each job of at least `large_job_nodes` nodes, DBSCAN
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
   bandwidth its forwarding nodes and, separately, its OSTs gave it, as log2(rate / the
-  layer's median). The rate is per forwarding-node/OST pair (sql/component_straggler_input.sql):
-  the job's bytes through each pair over the pair's busy samples (those moving >=
-  STRAGGLER_ACTIVE_FRACTION (0.2) x the pair's busiest), and per component the median over
-  its main pairs (>= 0.2 x the bytes of its largest pair). An OST's rate for a job grows
-  with the number of the job's forwarding nodes that feed it, and another job's traffic
-  that the per-minute job shares attribute to this one adds small pairs: per pair, peers
-  compare. Only components that carried at least STRAGGLER_MIN_BYTES_SHARE (0.5) x the
-  layer's median bytes of the job take part: a slow component still moves its whole share
-  of the job's data, one with a small part is not a peer. (A job without Lustre-client
-  samples uses the component's own bandwidth from job_timeseries.) A noise point whose
-  rate is below STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster is a
+  layer's median). The rate is per forwarding-node/OST pair
+  (sql/component_straggler_input.sql): the job's bytes through each pair over the pair's
+  busy samples (those moving >= STRAGGLER_ACTIVE_FRACTION (0.2) x the pair's busiest), and
+  per component the median over its main pairs (>= STRAGGLER_MAIN_PAIR_FRACTION (0.2) x
+  the bytes of its largest pair). An OST's rate for a job grows with the number of the
+  job's forwarding nodes that feed it, and another job's traffic that the per-minute job
+  shares attribute to this one adds small pairs: per pair, peers compare. Only components
+  that carried at least STRAGGLER_MIN_BYTES_SHARE (0.5) x the layer's median bytes of the
+  job take part: a slow component still moves its whole share of the job's data, one with
+  a small part is not a peer. (A job without Lustre-client samples uses the component's
+  own bandwidth from job_timeseries.) A noise point whose rate is below
+  STRAGGLER_MAX_RATIO (0.5) x the median of the largest cluster is a
   straggler; `est_slowdown` = that median / its rate (the job's I/O through it took that
   many times longer than through its peers). Consequences are dropped: a slow forwarding
   node delays the job's data on the OSTs it feeds, a slow OST the forwarding nodes
@@ -105,6 +106,7 @@ STRAGGLER_MAX_RATIO = 0.5      # straggler: bandwidth below this x its peers' me
 STRAGGLER_ACTIVE_FRACTION = 0.2    # busy sample: >= this x the component's busiest (job)
 STRAGGLER_CONSEQUENCE_SHARE = 0.5  # traffic share with the other layer's stragglers
 STRAGGLER_MIN_BYTES_SHARE = 0.5    # peers: components with >= this x the layer's median bytes
+STRAGGLER_MAIN_PAIR_FRACTION = 0.2  # a component's main pairs: >= this x its largest's bytes
 # the paper's Table 2 buckets (hours): [lo, hi), None = open
 TABLE2_BUCKETS: tuple[tuple[str, float, float | None], ...] = (
     ("(0, 1) h", 0.0, 1.0), ("[1, 4) h", 1.0, 4.0), ("[4, 12) h", 4.0, 12.0),
@@ -264,7 +266,8 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("job_timeseries", date).createOrReplaceTempView("cmp_ts")
     _register_peaks(wh, site)
     per = spark.sql(sql("component_straggler_input", large_job_nodes=s["large_job_nodes"],
-                        active_fraction=repr(STRAGGLER_ACTIVE_FRACTION)))
+                        active_fraction=repr(STRAGGLER_ACTIVE_FRACTION),
+                        main_pair_fraction=repr(STRAGGLER_MAIN_PAIR_FRACTION)))
     found = per.groupBy("job_id").applyInPandas(
         _dbscan_stragglers(s["eps"], s["min_samples"]), _STRAGGLER_OUT).localCheckpoint()
     found.createOrReplaceTempView("cmp_cand")

@@ -3,7 +3,7 @@
 -- Inputs: views `cmp_jobs` (job_summary of the day), `cmp_ts` (job_timeseries of the day:
 -- the job's per-minute share of each forwarding node's traffic, `share` of its forwarding
 -- rows), `sv_client` (raw_lustre_client of the day), `cmp_peaks` (kind, component,
--- peak_bw). Parameters: large_job_nodes, active_fraction.
+-- peak_bw). Parameters: large_job_nodes, active_fraction, main_pair_fraction.
 -- The job's bytes through a forwarding node / OST per Lustre-client sample (about 10 s:
 -- an I/O phase often lasts less than a minute) are the node's (node -> OST) bytes of the
 -- sample x the job's share of the node in that minute. `bw`: those bytes / the seconds of
@@ -14,11 +14,11 @@
 -- sample; `minutes`: the busy time in minutes (rounded up); start / end: the first and
 -- last sample with bytes. `pair_bw`: the same busy-sample bandwidth per (forwarding node,
 -- OST) pair of the job, and per component the median over its main pairs, those with at
--- least 0.2 x the bytes of its largest pair (what lassi.components compares: an OST fed
--- by more of the job's forwarding nodes moves more per second without being faster, and
--- small pairs are mostly other jobs' traffic attributed through the per-minute shares).
--- A job without Lustre-client samples uses job_timeseries' per-minute bytes of its
--- forwarding nodes and OSTs instead (pair_bw NULL).
+-- least `main_pair_fraction` x the bytes of its largest pair (what lassi.components
+-- compares: an OST fed by more of the job's forwarding nodes moves more per second
+-- without being faster, and small pairs are mostly other jobs' traffic attributed
+-- through the per-minute shares). A job without Lustre-client samples uses
+-- job_timeseries' per-minute bytes of its forwarding nodes and OSTs instead (pair_bw NULL).
 WITH big AS (
   SELECT job_id FROM cmp_jobs WHERE n_nodes >= ${large_job_nodes}
 ),
@@ -81,8 +81,8 @@ pair_bw AS (
 ),
 pair_main AS (      -- the pairs that carry the component's traffic for the job, not the
                     -- trickles other jobs' traffic adds through the per-minute shares
-  SELECT *, bytes >= 0.2 * MAX(bytes) OVER (PARTITION BY job_id, fwd) AS main_fwd,
-         bytes >= 0.2 * MAX(bytes) OVER (PARTITION BY job_id, ost) AS main_ost
+  SELECT *, bytes >= ${main_pair_fraction} * MAX(bytes) OVER (PARTITION BY job_id, fwd) AS main_fwd,
+         bytes >= ${main_pair_fraction} * MAX(bytes) OVER (PARTITION BY job_id, ost) AS main_ost
   FROM pair_bw
 ),
 per_pair AS (       -- a component's bandwidth per pair: the median over its main pairs
