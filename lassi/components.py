@@ -49,9 +49,9 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
   bandwidth its forwarding nodes and, separately, its OSTs gave it, as log2(rate / the
   layer's median). The rate is per forwarding-node/OST pair
-  (sql/component_straggler_input.sql): the job's bytes through each pair over the pair's
-  busy samples (those moving >= STRAGGLER_ACTIVE_FRACTION (0.2) x the pair's busiest), and
-  per component the median over its main pairs (>= STRAGGLER_MAIN_PAIR_FRACTION (0.2) x
+  (sql/component_straggler_input.sql): the job's bytes through each pair over the seconds
+  of the Lustre-client samples (about 10 s) that moved them, and per component the
+  median over its main pairs (>= STRAGGLER_MAIN_PAIR_FRACTION (0.2) x
   the bytes of its largest pair). An OST's rate for a job grows with the number of the
   job's forwarding nodes that feed it, and another job's traffic that the per-minute job
   shares attribute to this one adds small pairs: per pair, peers compare. Only components

@@ -12,12 +12,14 @@
 -- samples; a component that only carries a trickle to or from a straggler of the other
 -- layer once its own part is done adds samples that do not count); `max_bw`: the busiest
 -- sample; `minutes`: the busy time in minutes (rounded up); start / end: the first and
--- last sample with bytes. `pair_bw`: the same busy-sample bandwidth per (forwarding node,
--- OST) pair of the job, and per component the median over its main pairs, those with at
--- least `main_pair_fraction` x the bytes of its largest pair (what lassi.components
--- compares: an OST fed by more of the job's forwarding nodes moves more per second
--- without being faster, and small pairs are mostly other jobs' traffic attributed
--- through the per-minute shares). A job without Lustre-client samples uses
+-- last sample with bytes. `pair_bw`: per (forwarding node, OST) pair of the job its bytes
+-- over the seconds of the samples that moved them, and per component the median over its
+-- main pairs, those with at least `main_pair_fraction` x the bytes of its largest pair
+-- (what lassi.components compares: an OST fed by more of the job's forwarding nodes moves
+-- more per second without being faster, and small pairs are mostly other jobs' traffic
+-- attributed through the per-minute shares). A pair has no busy threshold: a slow pair
+-- moves its part in long slow stretches that a threshold relative to its fastest sample
+-- (often taken after the fault) would leave out. A job without Lustre-client samples uses
 -- job_timeseries' per-minute bytes of its forwarding nodes and OSTs instead (pair_bw NULL).
 WITH big AS (
   SELECT job_id FROM cmp_jobs WHERE n_nodes >= ${large_job_nodes}
@@ -68,20 +70,15 @@ marked AS (
            AS busy
   FROM per_sample m
 ),
-pair_marked AS (    -- the same per (forwarding node, OST) pair of the job
-  SELECT job_id, fwd, ost, interval_s, bytes,
-         bytes / interval_s >= ${active_fraction}
-           * MAX(bytes / interval_s) OVER (PARTITION BY job_id, fwd, ost) AS busy
-  FROM mine
-),
-pair_bw AS (
-  SELECT job_id, fwd, ost, SUM(bytes) AS bytes,
-         SUM(CASE WHEN busy THEN bytes END) / SUM(CASE WHEN busy THEN interval_s END) AS bw
-  FROM pair_marked GROUP BY job_id, fwd, ost
+pair_bw AS (        -- the same per (forwarding node, OST) pair of the job, over every
+                    -- sample with its bytes (see above: no busy threshold)
+  SELECT job_id, fwd, ost, SUM(bytes) AS bytes, SUM(bytes) / SUM(interval_s) AS bw
+  FROM mine GROUP BY job_id, fwd, ost
 ),
 pair_main AS (      -- the pairs that carry the component's traffic for the job, not the
                     -- trickles other jobs' traffic adds through the per-minute shares
-  SELECT *, bytes >= ${main_pair_fraction} * MAX(bytes) OVER (PARTITION BY job_id, fwd) AS main_fwd,
+  SELECT *,
+         bytes >= ${main_pair_fraction} * MAX(bytes) OVER (PARTITION BY job_id, fwd) AS main_fwd,
          bytes >= ${main_pair_fraction} * MAX(bytes) OVER (PARTITION BY job_id, ost) AS main_ost
   FROM pair_bw
 ),
