@@ -93,7 +93,7 @@ from lassi import system_views as sv
 from lassi.config import Site
 from lassi.schemas import COMPONENT_ANOMALY
 from lassi.sqltext import sql
-from lassi.warehouse import Warehouse, as_date
+from lassi.warehouse import Warehouse, as_date, days
 
 FWD_MIN_QUEUE = 1.0            # LWFS requests waiting on average: demand evidence
 MAX_GAP_MIN = 15               # minutes without a verdict an anomaly bridges
@@ -371,8 +371,7 @@ def joined_anomalies(wh: Warehouse, first: dt.date, last: dt.date) -> DataFrame:
     """System-rule anomalies of [first, last] with the pieces of one anomaly that crosses
     midnight joined (columns of sql/component_chains.sql)."""
     first, last = as_date(first), as_date(last)
-    dates = [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
-    wh.read("component_anomaly", dates).filter("rule = 'system'") \
+    wh.read("component_anomaly", days(first, last)).filter("rule = 'system'") \
         .createOrReplaceTempView("cmp_hist")
     return wh.spark.sql(sql("component_chains", max_gap=MAX_GAP_MIN))
 

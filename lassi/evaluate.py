@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lassi.evaluate_stragglers import evaluate_stragglers
 from lassi.evaluate_stragglers import table_lines as straggler_lines
-from lassi.warehouse import Warehouse, as_date
+from lassi.warehouse import Warehouse, as_date, days
 
 
 def load_truth(path: str | Path) -> dict:
@@ -43,7 +43,7 @@ def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
     if date < first:
         raise ValueError(f"--date {date} is before the simulation's first day {first}")
     out: dict = {"site": truth.get("site"), "first": first.isoformat(), "last": date.isoformat()}
-    period = _days(first, date)
+    period = days(first, date)
     if any(wh.has("io_phase", d) for d in period):
         out["abnormal_phases"] = evaluate_phases(wh, truth, first, date)
     else:
@@ -123,7 +123,7 @@ def evaluate_interference(wh: Warehouse, truth: dict, first: dt.date, last: dt.d
     """Accuracy of the causes of abnormal jobs: 3-class (system anomaly vs interference vs
     none: `accuracy`, `confusion` "truth->detected") and 8-way Fig. 12 (`causes`: accuracy,
     confusion truth -> detected -> count, per truth cause its jobs and recall)."""
-    rows = (wh.read("interference", _days(first, last)).select("job_id", "cause").distinct()
+    rows = (wh.read("interference", days(first, last)).select("job_id", "cause").distinct()
             .collect())                                   # one row per abnormal job
     runs = {r["job_id"]: r for r in truth.get("runs", [])}
     by_no = {r["run_no"]: r for r in truth.get("runs", []) if "run_no" in r}
@@ -170,7 +170,7 @@ def evaluate_components(wh: Warehouse, truth: dict, first: dt.date, last: dt.dat
     detection is right when it names a faulty component and overlaps its fault in time."""
     from pyspark.sql import functions as F
 
-    rows = (wh.read("component_anomaly", _days(first, last)).where(F.col("rule") == "system")
+    rows = (wh.read("component_anomaly", days(first, last)).where(F.col("rule") == "system")
             .select("kind", "component", "start", "end").collect())   # a few per day
     end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time())
     faults = [f for f in truth.get("faults", []) if _utc(f["start"]) < end]
@@ -187,8 +187,6 @@ def evaluate_components(wh: Warehouse, truth: dict, first: dt.date, last: dt.dat
             "detections": len(rows), "faults": len(faults), "faults_found": found}
 
 
-def _days(first: dt.date, last: dt.date) -> list[dt.date]:
-    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
 
 
 def _prf(s: dict | None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lassi.warehouse import Warehouse, as_date
+from lassi.warehouse import Warehouse, as_date, days
 
 SEVERE = 3.0      # the target: recall 1.0 for slowdowns of at least this
 
@@ -62,8 +62,7 @@ def evaluate_stragglers(wh: Warehouse, truth: dict, first: dt.date, last: dt.dat
     first, last = as_date(first), as_date(last)
     if large_job_nodes is None:
         large_job_nodes = _large_job_nodes(truth)
-    days = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
-    rows = (wh.read("component_anomaly", days).where("rule = 'straggler'")
+    rows = (wh.read("component_anomaly", days(first, last)).where("rule = 'straggler'")
             .select("job_id", "kind", "component", "est_slowdown").collect())
     detected = {(r["job_id"], r["kind"], r["component"]): r["est_slowdown"] for r in rows}
     every = {(s["job_id"], s["kind"], s["component"]) for s in truth.get("stragglers", [])}
