@@ -8,7 +8,7 @@
 
 * **ingest**: `jobs/ingest_raw.py --raw <raw_root> --date <ds>`, everything the collectors (or
   the simulator) wrote for that date;
-* **one task per analysis stage** of `lassi.daily.STAGES`, in order:
+* **one task per analysis stage** of `lassi.pipeline.daily.STAGES`, in order:
   `jobs/daily.py --stage <name> --date <ds>`;
 * **report**: `jobs/report.py --out <report_root>`, the daily HTML report in
   `<report_root>/<site>-<ds>/`.
@@ -41,7 +41,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, BaseHook, Param, chain
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-# Order of lassi.daily.STAGES (kept literal: the DAG file imports no lassi; a test checks it).
+# Order of lassi.pipeline.daily.STAGES (kept literal: the DAG file imports no lassi; a test checks it).
 STAGES = ["node_window", "app_hour", "fs_hour", "slowdown", "trace_merged", "job_profile",
           "io_phase", "component_anomaly", "interference", "system_views", "job_metrics"]
 

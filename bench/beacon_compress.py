@@ -52,7 +52,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(REPO))
 
-from lassi.trace_compress import (  # noqa: E402
+from lassi.beacon.trace_compress import (  # noqa: E402
     CompressStats,
     at_second,
     compress_lines,
@@ -327,7 +327,7 @@ def to_raw_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def job_row(job_id: str, name: str, nodes: range) -> dict:
     """The app_run row of a Beacon job on `nodes` (05:59 to 08:00)."""
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     row = {"app_id": job_id, "job_id": job_id, "job_name": name,
            "nodes": [node_name(i) for i in nodes], "n_nodes": len(nodes),
@@ -338,7 +338,7 @@ def job_row(job_id: str, name: str, nodes: range) -> dict:
 
 def load_day(wh, trace: pd.DataFrame, jobs: list[dict]) -> None:
     """Write raw_lwfs_trace and app_run of DAY (untimed)."""
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     spark = wh.spark
     wh.write(spark.createDataFrame(trace, schema_of("raw_lwfs_trace")), "raw_lwfs_trace", [DAY])
@@ -348,8 +348,8 @@ def load_day(wh, trace: pd.DataFrame, jobs: list[dict]) -> None:
 def second_pass(spark, root: Path, apps: dict[str, list[str]], n_nodes: int) -> dict:
     """All applications as jobs of one day (application a on nodes a*n .. a*n + n - 1):
     build_trace_merged, timed; per-job figures."""
-    from lassi.trace_merge import build_trace_merged
-    from lassi.warehouse import Warehouse
+    from lassi.beacon.trace_merge import build_trace_merged
+    from lassi.core.warehouse import Warehouse
 
     wh = Warehouse(spark, str(root / "apps"))
     everyone = {node_ip(i): node_name(i) for i in range(len(apps) * n_nodes)}
@@ -367,8 +367,8 @@ def second_pass(spark, root: Path, apps: dict[str, list[str]], n_nodes: int) -> 
 
 def scaling(spark, root: Path, shape: Shape, base_nodes: int, factors=(1, 2, 4)) -> list[dict]:
     """Merge and check times of one job shape at base_nodes x factor nodes."""
-    from lassi.trace_merge import write_trace_compression, write_trace_merged
-    from lassi.warehouse import Warehouse
+    from lassi.beacon.trace_merge import write_trace_compression, write_trace_merged
+    from lassi.core.warehouse import Warehouse
 
     res = []
     for f in (factors[0], *factors):            # the first, untimed, warms the session up
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     cli = cli_throughput(raw_all)
     del raw_all
 
-    from lassi.spark import get_spark
+    from lassi.core.spark import get_spark
 
     spark = get_spark("bench beacon_compress", master="local[2]",
                       extra={"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"})

@@ -48,7 +48,7 @@ OSS_COUNTERS = ["read_kb", "read_ops", "write_kb", "write_ops", "other"]
 MDS_COUNTERS = ["open", "close", "mknod", "link", "unlink", "mkdir", "rmdir", "ren",
                 "getattr", "setattr", "getxattr", "setxattr", "statfs", "sync", "sdr", "cdr"]
 COUNTERS = OSS_COUNTERS + MDS_COUNTERS
-MAX_RUN_DAYS = 2          # as lassi.lassi_metrics: launches may have started 2 days earlier
+MAX_RUN_DAYS = 2          # as lassi.risk.metrics: launches may have started 2 days earlier
 US = 1_000_000
 
 
@@ -81,7 +81,7 @@ class Params:
 
 
 def load_params(site: str, nodes: int | None, date: dt.date) -> Params:
-    from lassi.config import load_site  # YAML only; validation checks op names
+    from lassi.core.config import load_site  # YAML only; validation checks op names
 
     s = load_site(site, nodes=nodes)
     risk = s.data["risk"]

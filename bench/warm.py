@@ -13,10 +13,10 @@ import argparse
 import json
 import re
 
-from lassi.config import load_site
-from lassi.daily import run_daily
-from lassi.spark import get_spark
-from lassi.warehouse import Warehouse, as_date
+from lassi.core.config import load_site
+from lassi.core.spark import get_spark
+from lassi.core.warehouse import Warehouse, as_date
+from lassi.pipeline.daily import run_daily
 
 STAGES = ["app_hour", "fs_hour", "slowdown"]
 LINE = re.compile(r"^(\w+): .* \(([\d.]+) s\)$")

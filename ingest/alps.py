@@ -37,9 +37,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from lassi.hostlist import expand_nid_ranges
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.textio import open_text
+from lassi.core.hostlist import expand_nid_ranges
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.textio import open_text
 
 SOURCE = "alps"
 

@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from ingest.alps import app_row, parse_time, read_lines, unreadable
-from lassi.hostlist import expand_hostlist
-from lassi.quarantine import ParseStats, Quarantined
+from lassi.ingest.alps import app_row, parse_time, read_lines, unreadable
+
+from lassi.core.hostlist import expand_hostlist
+from lassi.core.quarantine import ParseStats, Quarantined
 
 SOURCE = "beacon-job"
 

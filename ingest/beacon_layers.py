@@ -48,12 +48,12 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.schemas import BEACON_MDS_OPS
-from lassi.textio import open_text
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import BEACON_MDS_OPS
+from lassi.core.textio import open_text
 
 if TYPE_CHECKING:
-    from lassi.config import Site
+    from lassi.core.config import Site
 
 NEWBORN_GAP_S = 1.0
 MAX_LONG = 2**63 - 1

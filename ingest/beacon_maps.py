@@ -13,12 +13,12 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lassi.config import Site
+from lassi.core.config import Site
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
 
 def fwd_map_rows(site: Site, date: dt.date) -> list[tuple]:
@@ -43,7 +43,7 @@ def ost_map_rows(site: Site, date: dt.date) -> list[tuple]:
 def write_maps(spark: SparkSession, wh: Warehouse, site: Site,
                dates: Iterable[dt.date]) -> dict[str, int]:
     """Replace `fwd_map` and `ost_map` on each of `dates`; rows written per table."""
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     ds = sorted(set(dates))
     counts = {}

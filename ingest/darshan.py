@@ -3,7 +3,7 @@
 One log = one job row plus one row per (module, record, rank) of the POSIX, MPI-IO and STDIO
 modules, with the LUSTRE module's striping joined on the record id. Times are UTC.
 
-`read_log(path)` is the pandas-level API. `ingest_inputs` (called by `ingest.runner` for the
+`read_log(path)` is the pandas-level API. `ingest_inputs` (called by `lassi.ingest.runner` for the
 source "darshan") parses every log in a separate worker process, because darshan-util's C
 code can abort the whole interpreter on a corrupt or truncated log: such a log, like any
 other unreadable one, is quarantined (line_no 0) and the ingest goes on. A log counts as one
@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.schemas import schema_of
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import schema_of
 
 SOURCE = "darshan"
 MODULES = ("POSIX", "MPI-IO", "STDIO")   # the per-file modules kept in darshan_file
@@ -285,7 +285,7 @@ def _safe_parse(path: str) -> tuple[str, Any]:
 
 
 def _serve() -> None:
-    """Worker loop (`python -c 'from ingest.darshan import _serve; _serve()'`): a path per
+    """Worker loop (`python -c 'from lassi.ingest.darshan import _serve; _serve()'`): a path per
     stdin line -> a length-prefixed pickle of `_safe_parse(path)` on the original stdout.
 
     Whatever darshan-util prints goes to stderr, so it cannot break the protocol."""
@@ -315,11 +315,10 @@ class IsolatedReader:
         if self._proc is None or self._proc.poll() is not None:
             import subprocess
 
-            root = str(Path(__file__).resolve().parents[1])
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", "from ingest.darshan import _serve; _serve()"],
+                [sys.executable, "-c", "from lassi.ingest.darshan import _serve; _serve()"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                cwd=root, text=False)
+                text=False)
         return self._proc
 
     def parse(self, path: str) -> tuple[str, Any]:
@@ -416,7 +415,7 @@ def _merge_write(spark, wh, table: str, rows: list[dict], names: set[str],
 def log_files(inputs: list[str]) -> list[str]:
     """The logs to read: files given by name (whatever they are called) and, under a
     directory, every `*.darshan` file (READMEs and other files beside them are not logs)."""
-    from lassi.textio import iter_files
+    from lassi.core.textio import iter_files
 
     out = []
     for raw in inputs:
@@ -435,7 +434,7 @@ def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
     jobs that started that UTC day are written. Replaces this source's quarantine rows of
     `date` (today when None); the runner writes the ingest_log row.
     """
-    from ingest.runner import IngestError, _append_quarantine, _q_rows
+    from lassi.ingest.runner import IngestError, _append_quarantine, _q_rows
 
     del site, tz
     try:

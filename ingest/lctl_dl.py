@@ -8,7 +8,7 @@ An `osc` (or `mdc`) device named `fsname-OSTxxxx-osc-...` gives one row: target
 `fsname-OSTxxxx`, kind OST (MDT), target_index the hex index, status as written (UP, ...),
 server_nid the NID. Other devices (mgc, lov, lmv, server-side obdfilter/osp/...) and blank
 lines are used without a row (extra["other_devices"]); `BEGIN <epoch>` separates
-snapshots; anything else is quarantined. Snapshot time: as `ingest.lfs_df` (module doc).
+snapshots; anything else is quarantined. Snapshot time: as `lassi.ingest.lfs_df` (module doc).
 
 Failover (pytokio's rule): per snapshot and file system, count the OSC targets per server
 IP (the NID before `@`); the mode of those counts is the normal OSTs per OSS (ties: the
@@ -23,8 +23,9 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from ingest.lfs_df import COLUMNS, _complete, ingest_files, parse_snapshots, to_pandas
-from lassi.quarantine import ParseStats, Quarantined
+from lassi.ingest.lfs_df import COLUMNS, _complete, ingest_files, parse_snapshots, to_pandas
+
+from lassi.core.quarantine import ParseStats, Quarantined
 
 SOURCE = "lctl-dl"
 _DEVICE = re.compile(r"^\s*(?P<idx>\d+)\s+(?P<status>\S+)\s+(?P<type>\S+)\s+(?P<name>\S+)\s+"

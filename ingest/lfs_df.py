@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from lassi.quarantine import ParseStats, Quarantined
+from lassi.core.quarantine import ParseStats, Quarantined
 
 SOURCE = "lfs-df"
 COLUMNS = ["source", "host", "ts", "fs", "target", "kind", "target_index", "mount",
@@ -103,7 +103,7 @@ def parse_snapshots(path: str | Path, source: str, classify: Classifier,
 
     Rows get `ts`, `source`, `_line`; a target repeated in one snapshot keeps its last row.
     """
-    from ingest.alps import read_lines, unreadable
+    from lassi.ingest.alps import read_lines, unreadable
 
     lines, bad = read_lines(path, source)
     if lines is None:
@@ -226,9 +226,10 @@ def read_lfs_df(path: str | Path, date: dt.date | None = None, tz: str = "UTC"):
 def ingest_files(spark, wh, site, inputs: list[str], date: dt.date | None, tz: str | None,
                  source: str, parse: Callable) -> ParseStats:
     """Parse every input file of one source, write `ost_health` and the quarantine."""
-    from ingest.runner import IngestError, _append_quarantine, _q_rows, replace_source_rows
-    from lassi.schemas import schema_of
-    from lassi.textio import iter_files
+    from lassi.ingest.runner import IngestError, _append_quarantine, _q_rows, replace_source_rows
+
+    from lassi.core.schemas import schema_of
+    from lassi.core.textio import iter_files
 
     files = list(iter_files(inputs))
     if not files:

@@ -32,8 +32,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from zoneinfo import ZoneInfo
 
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.schemas import schema_of
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import schema_of
 
 SOURCE = "lmt"
 SQLITE_SUFFIXES = (".sqlite3", ".sqlite", ".db")
@@ -546,7 +546,7 @@ def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
     """`lassi ingest --source lmt`: each database's UTC day `date` (else all it holds) into
     `lmt_ost`/`lmt_mds`; replaces those rows of the database's file systems; writes this
     source's quarantine rows of `date` (today when None). Returns the accounting."""
-    from ingest.runner import IngestError, _append_quarantine
+    from lassi.ingest.runner import IngestError, _append_quarantine
 
     zone = tz or site.tz("lmt")
     stats, qs = ParseStats(SOURCE), []

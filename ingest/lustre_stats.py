@@ -26,9 +26,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 
-from ingest.nid import nid_to_node
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.textio import open_text
+from lassi.ingest.nid import nid_to_node
+
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.textio import open_text
 
 SOURCE = "lustre"
 UNKNOWN = "unknown"

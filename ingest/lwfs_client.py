@@ -22,11 +22,12 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingest.beacon_layers import MAX_LONG, Sample, parse_samples, parse_utc, site_names
-from lassi.quarantine import ParseStats, Quarantined
+from lassi.ingest.beacon_layers import MAX_LONG, Sample, parse_samples, parse_utc, site_names
+
+from lassi.core.quarantine import ParseStats, Quarantined
 
 if TYPE_CHECKING:
-    from lassi.config import Site
+    from lassi.core.config import Site
 
 SOURCE = "lwfs-client"
 DATA_OPS = frozenset({"READ", "WRITE"})

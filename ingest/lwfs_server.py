@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from ingest.beacon_layers import (
+from lassi.ingest.beacon_layers import (
     Sample,
     apply_deltas,
     counter,
@@ -39,11 +39,12 @@ from ingest.beacon_layers import (
     read_seed,
     site_names,
 )
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.schemas import LATENCY_BUCKETS
+
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import LATENCY_BUCKETS
 
 if TYPE_CHECKING:
-    from lassi.config import Site
+    from lassi.core.config import Site
 
 SOURCE = "lwfs-server"
 MAX_SKEW_S = 2.0

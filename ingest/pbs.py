@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.alps import app_row, node_count, read_lines, to_int, to_utc
-from lassi.quarantine import ParseStats, Quarantined
+from lassi.ingest.alps import app_row, node_count, read_lines, to_int, to_utc
+
+from lassi.core.quarantine import ParseStats, Quarantined
 
 SOURCE = "pbs"
 

@@ -19,17 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pyspark.sql import SparkSession
-from pyspark.sql.types import (
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
-
-from ingest import (
+from lassi.ingest import (
     alps,
     beacon_job,
     beacon_layers,
@@ -40,11 +30,21 @@ from ingest import (
     pbs,
     slurm,
 )
-from lassi.config import Site
-from lassi.quarantine import ParseStats, Quarantined
-from lassi.schemas import schema_of
-from lassi.textio import iter_files
-from lassi.warehouse import Warehouse
+from pyspark.sql import SparkSession
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from lassi.core.config import Site
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import schema_of
+from lassi.core.textio import iter_files
+from lassi.core.warehouse import Warehouse
 
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
 # Beacon layer -> (table, parse_file(path, site, prev, day))
@@ -57,8 +57,8 @@ BEACON: dict[str, tuple[str, Callable]] = {
 }
 # TOKIO connectors: source -> module with `ingest_inputs(spark, wh, site, inputs, date, tz)`,
 # which writes its tables and its quarantine rows and returns the line accounting
-TOKIO = {"darshan": "ingest.darshan", "lmt": "ingest.lmt", "lfs-df": "ingest.lfs_df",
-         "lctl-dl": "ingest.lctl_dl"}
+TOKIO = {"darshan": "lassi.ingest.darshan", "lmt": "lassi.ingest.lmt", "lfs-df": "lassi.ingest.lfs_df",
+         "lctl-dl": "lassi.ingest.lctl_dl"}
 SOURCES = ["lustre", *SCHEDULER, *BEACON, *TOKIO]
 URI_SCHEMES = ("mysql://",)   # inputs that are not paths (a live LMT database)
 # (file, previous-day file or None, the UTC day the file holds or None)

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.alps import (
+from lassi.ingest.alps import (
     app_row,
     node_count,
     parse_launch,
@@ -48,8 +48,9 @@ from ingest.alps import (
     to_int,
     unreadable,
 )
-from lassi.hostlist import expand_hostlist
-from lassi.quarantine import ParseStats, Quarantined
+
+from lassi.core.hostlist import expand_hostlist
+from lassi.core.quarantine import ParseStats, Quarantined
 
 SOURCE = "slurm"
 

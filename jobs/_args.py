@@ -26,9 +26,9 @@ def parse(description: str, extra=None) -> argparse.Namespace:
 
 def session(app: str, args: argparse.Namespace):
     """The warehouse and site for an entry point (Spark settings come from spark-submit)."""
-    from lassi.config import load_site
-    from lassi.spark import get_spark
-    from lassi.warehouse import Warehouse
+    from lassi.core.config import load_site
+    from lassi.core.spark import get_spark
+    from lassi.core.warehouse import Warehouse
 
     return Warehouse(get_spark(app), args.warehouse), load_site(args.site, nodes=args.nodes)
 

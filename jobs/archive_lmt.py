@@ -3,7 +3,7 @@ archive a window of an LMT database (`lassi archive-lmt`; the hourly DAG runs th
 
 import sys
 
-from lassi.cli import main
+from lassi.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["archive-lmt", *sys.argv[1:]]))

@@ -10,7 +10,7 @@ def _extra(p) -> None:
 
 def main() -> None:
     args = parse(__doc__, _extra)
-    from lassi.daily import STAGES, run_daily
+    from lassi.pipeline.daily import STAGES, run_daily
 
     bad = [s for s in args.stage or [] if s not in STAGES]
     if bad:

@@ -6,7 +6,7 @@ from jobs._args import parse, session
 def main() -> None:
     args = parse(__doc__)
     wh, site = session("lassi node_window", args)
-    from lassi.node_window import build_node_window
+    from lassi.risk.node_window import build_node_window
 
     print(f"node_window: {build_node_window(wh, site, args.date)} rows for {args.date}")
     wh.spark.stop()

@@ -20,7 +20,7 @@ def main() -> None:
         raise SystemExit("error: --from and --to go together")
     from pathlib import Path
 
-    from lassi.warehouse import as_date
+    from lassi.core.warehouse import as_date
 
     try:   # a reversed period is refused by write_daily_report, in one line too
         first = as_date(args.date_from) if args.date_from else args.date

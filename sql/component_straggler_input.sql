@@ -15,7 +15,7 @@
 -- last sample with bytes. `pair_bw`: per (forwarding node, OST) pair of the job its bytes
 -- over the seconds of the samples that moved them, and per component the median over its
 -- main pairs, those with at least `main_pair_fraction` x the bytes of its largest pair
--- (what lassi.components compares: an OST fed by more of the job's forwarding nodes moves
+-- (what lassi.beacon.components compares: an OST fed by more of the job's forwarding nodes moves
 -- more per second without being faster, and small pairs are mostly other jobs' traffic
 -- attributed through the per-minute shares). A pair has no busy threshold: a slow pair
 -- moves its part in long slow stretches that a threshold relative to its fastest sample

@@ -1,6 +1,6 @@
 -- job_trace: LWFS client trace lines of the profiled jobs, with their bytes and ops.
 -- Inputs: views `attributed` (raw_lwfs_trace lines with their job, from
--- lassi.trace_merge.attribute_trace: the one attribution rule — a line belongs to the
+-- lassi.beacon.trace_merge.attribute_trace: the one attribution rule — a line belongs to the
 -- Beacon job whose node list holds its node and whose [start, end] holds its second, an
 -- equi-join on node) and `beacon_jobs` (the jobs being profiled).
 SELECT t.job_id, t.node, timestamp_seconds(t.sec) AS ts, t.sec,

@@ -32,7 +32,7 @@ def realdata() -> Path:
 @pytest.fixture(scope="session")
 def spark():
     """One real local[2] SparkSession for the whole run."""
-    from lassi.spark import get_spark
+    from lassi.core.spark import get_spark
 
     s = get_spark("lassi-tests", master="local[2]",
                   extra={"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
@@ -44,7 +44,7 @@ def spark():
 @pytest.fixture
 def warehouse(spark, tmp_path):
     """An empty warehouse in a fresh directory."""
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     return Warehouse(spark, str(tmp_path / "wh"))
 

@@ -94,7 +94,7 @@ def test_dag_file_is_thin(airflow):
 def test_task_graph(dag, dagfile):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-    from lassi.daily import STAGES
+    from lassi.pipeline.daily import STAGES
 
     assert dagfile["STAGES"] == list(STAGES)
     order = ["ingest", *STAGES, "report"]
@@ -191,9 +191,9 @@ def airflow_db(airflow):
 @pytest.mark.slow
 def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
     """dag.test() on one simulated ARCHER day: every task succeeds, tables and report exist."""
-    from lassi.config import load_site
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
     from lassi.sim.runner import simulate
-    from lassi.warehouse import Warehouse
 
     raw, wh, reports = tmp_path / "raw", tmp_path / "wh", tmp_path / "reports"
     simulate(load_site("archer", nodes=16), DATE, 1, 3, raw)

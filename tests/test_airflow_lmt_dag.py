@@ -111,8 +111,8 @@ def test_task_and_schedule(dag):
 @pytest.mark.parametrize("tz", ["", PACIFIC])
 def test_rendered_arguments_parse(dag, tz):
     """The rendered argv is what `lassi archive-lmt` accepts, for the run's data interval."""
-    from lassi.cli import build_parser
-    from lassi.lmt_archive import parse_time
+    from lassi.cli.main import build_parser
+    from lassi.tools.lmt_archive import parse_time
 
     (task,) = dag.tasks
     env = dag.get_template_env()
@@ -162,7 +162,7 @@ def airflow_db(airflow):
 @pytest.mark.slow
 def test_dag_test_archives_one_hour(airflow_db, spark, mariadb, tmp_path):
     """dag.test() for the run after 09:00Z: the warehouse holds exactly 08:00-09:00."""
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     uri = load_mysql(mariadb, "lassi_lmtdag", _hours_db())
     wh = tmp_path / "wh"

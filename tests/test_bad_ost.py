@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from lassi.bad_ost import correlate, file_performance, ost_matrix, ost_name, pearson
-from lassi.cli import main
+from lassi.cli.main import main
+from lassi.tools.bad_ost import correlate, file_performance, ost_matrix, ost_name, pearson
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

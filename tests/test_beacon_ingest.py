@@ -14,11 +14,18 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from lassi.ingest import beacon_layers, beacon_maps, lwfs_client, lwfs_server
+from lassi.ingest.runner import (
+    BEACON,
+    SOURCES,
+    beacon_tasks,
+    ingest_raw,
+    ingest_source,
+    prev_day_file,
+)
 
-from ingest import beacon_layers, beacon_maps, lwfs_client, lwfs_server
-from ingest.runner import BEACON, SOURCES, beacon_tasks, ingest_raw, ingest_source, prev_day_file
-from lassi.config import load_site
-from lassi.schemas import BEACON_MDS_OPS
+from lassi.core.config import load_site
+from lassi.core.schemas import BEACON_MDS_OPS
 
 D = dt.date(2018, 2, 25)
 FWD_IPS = {f"20.0.2.{n}" for n in (26, 29, 35, 44, 81, 110, 113, 125, 136)}
@@ -372,7 +379,7 @@ def test_tasks_and_seeds(tmp_path):
 
 
 def test_sources_and_cli(capsys, tmp_path):
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     assert set(BEACON) <= set(SOURCES)
     assert {"lwfs-client", "lwfs-server", "lustre-client", "ost", "mds"} == set(BEACON)
@@ -468,8 +475,8 @@ SIM_NODES = 128
 @pytest.fixture(scope="module")
 def sim(spark, tmp_path_factory):
     """A simulated taihulight day (every run traced), ingested for D and D+1 (seeded by D)."""
+    from lassi.core.warehouse import Warehouse
     from lassi.sim.runner import simulate
-    from lassi.warehouse import Warehouse
 
     site = load_site("taihulight", nodes=SIM_NODES)
     raw = tmp_path_factory.mktemp("beacon_sim")
@@ -594,7 +601,7 @@ def test_sim_mds_background_and_meta_requests(sim):
 
 def test_job_log_listing_nodes_by_ip_is_named_through_the_site(warehouse, tmp_path):
     """Beacon's node identity is the IP: a job log may list IPs, and ingest names them."""
-    from lassi.config import load_site
+    from lassi.core.config import load_site
 
     site = load_site("taihulight", nodes=256)
     ips = [site.node_ip(n) for n in ("cn00001", "cn00002", "cn00003")]

@@ -11,11 +11,11 @@ import datetime as dt
 import json
 
 import pytest
+from lassi.ingest.runner import ingest_raw
 from pyspark.sql import functions as F
 
-from ingest.runner import ingest_raw
-from lassi.config import load_site
-from lassi.job_profile import build_job_profile
+from lassi.beacon.job_profile import build_job_profile
+from lassi.core.config import load_site
 from lassi.sim.runner import simulate
 
 DATE = dt.date(2018, 2, 25)
@@ -24,7 +24,7 @@ NEXT = DATE + dt.timedelta(days=1)
 
 @pytest.fixture(scope="module")
 def profiled(spark, tmp_path_factory):
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     site = load_site("taihulight", nodes=256)
     raw = tmp_path_factory.mktemp("raw")
@@ -127,9 +127,9 @@ def test_shared_forwarding_load_is_split_whole(profiled):
 
 def test_daily_report_of_a_beacon_site(profiled, tmp_path):
     """The whole Beacon day in the report: system views, top jobs and trace compression."""
+    from lassi.beacon.system_views import build_system_views
+    from lassi.beacon.trace_merge import build_trace_merged
     from lassi.report.daily import write_daily_report
-    from lassi.system_views import build_system_views
-    from lassi.trace_merge import build_trace_merged
 
     site, wh, truth, jobs, _ = profiled
     assert "lossless" in build_trace_merged(wh, site, DATE)

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from lassi.cli import main
+from lassi.cli.main import main
 
 SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo",
                "compress-trace", "summarize-job", "bad-ost", "scoreboard", "umami", "correlate",

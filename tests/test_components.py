@@ -1,4 +1,4 @@
-"""Failing forwarding nodes and OSTs (lassi.components) and their alerts (lassi.alerts)."""
+"""Failing forwarding nodes and OSTs (lassi.beacon.components) and their alerts (lassi.beacon.alerts)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from email import policy
 
 import pytest
 
-from lassi.config import Site, load_site
-from lassi.schemas import (
+from lassi.core.config import Site, load_site
+from lassi.core.schemas import (
     COMPONENT_ANOMALY,
     JOB_SUMMARY,
     JOB_TIMESERIES,
@@ -110,8 +110,8 @@ def _fwd_rows(fwd: str, spans: list[tuple[str, str, float, int]]):
 @pytest.fixture(scope="module")
 def system_wh(spark, tmp_path_factory):
     """A warehouse with the hand-made day, and its component_anomaly written."""
-    from lassi.components import build_component_anomaly
-    from lassi.warehouse import Warehouse
+    from lassi.beacon.components import build_component_anomaly
+    from lassi.core.warehouse import Warehouse
 
     tmp = tmp_path_factory.mktemp("system")
     wh = Warehouse(spark, str(tmp / "wh"))
@@ -184,8 +184,8 @@ def _job(job: str, n_nodes: int):
 
 
 def test_straggler_in_large_job(spark, tmp_path):
-    from lassi.components import stragglers
-    from lassi.warehouse import Warehouse
+    from lassi.beacon.components import stragglers
+    from lassi.core.warehouse import Warehouse
 
     wh = Warehouse(spark, str(tmp_path / "wh"))
     ts = []
@@ -242,7 +242,7 @@ HISTORY = [
 
 @pytest.fixture
 def history_wh(spark, tmp_path):
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     wh = Warehouse(spark, str(tmp_path / "wh"))
     wh.write(spark.createDataFrame(HISTORY, COMPONENT_ANOMALY), "component_anomaly")
@@ -254,7 +254,7 @@ def history_wh(spark, tmp_path):
 
 
 def test_table2_buckets_join_days(history_wh):
-    from lassi.components import component_anomaly_summary
+    from lassi.beacon.components import component_anomaly_summary
 
     t = component_anomaly_summary(history_wh, DAY, DAY + dt.timedelta(days=2))
     assert t.to_dict("records") == [
@@ -267,7 +267,7 @@ def test_table2_buckets_join_days(history_wh):
 
 
 def test_alerts_to_file_once(history_wh, tmp_path):
-    from lassi.alerts import send_alerts
+    from lassi.beacon.alerts import send_alerts
 
     site = _site(tmp_path, alert_after_hours=24)
     day3 = DAY + dt.timedelta(days=2)
@@ -319,7 +319,7 @@ class _SMTPHandler(socketserver.StreamRequestHandler):
 
 
 def test_alerts_to_loopback_smtp(history_wh, tmp_path):
-    from lassi.alerts import send_alerts
+    from lassi.beacon.alerts import send_alerts
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _SMTPHandler)
     server.messages = []
@@ -346,10 +346,11 @@ def test_alerts_to_loopback_smtp(history_wh, tmp_path):
 # --- end to end on a simulated day -------------------------------------------------------------
 
 def test_simulated_day_finds_the_injected_faults(spark, tmp_path):
-    from ingest.runner import ingest_raw
-    from lassi.components import build_component_anomaly
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.beacon.components import build_component_anomaly
+    from lassi.core.warehouse import Warehouse
     from lassi.sim.runner import simulate
-    from lassi.warehouse import Warehouse
 
     day = dt.date(2018, 2, 25)
     site = load_site("taihulight", nodes=1024)
@@ -374,7 +375,7 @@ def test_simulated_day_finds_the_injected_faults(spark, tmp_path):
         assert abs((r["start"] - start).total_seconds()) <= 300, (key, r["start"], start)
         assert abs((r["end"] - end).total_seconds()) <= 300, (key, r["end"], end)
     # `lassi evaluate`'s scoring of the same day agrees (name and time overlap with truth)
-    from lassi.evaluate import evaluate_components
+    from lassi.evaluate.scores import evaluate_components
 
     full = json.loads((raw / "truth.json").read_text())
     scores = evaluate_components(wh, full, day, day)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lassi.config import ConfigError, load_site
+from lassi.core.config import ConfigError, load_site
 
 
 def test_archer_matches_lassi_paper():

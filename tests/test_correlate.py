@@ -42,7 +42,7 @@ def _expected(xs):
 
 
 def test_r_and_p_match_scipy(jm_wh):
-    from lassi.correlate import correlate
+    from lassi.tools.correlate import correlate
 
     res = correlate(jm_wh, D1, D2)
     assert res.attrs["jobs"] == 8 and res.attrs["perf"] == "perf_mibs"
@@ -67,7 +67,7 @@ def test_r_and_p_match_scipy(jm_wh):
 
 
 def test_other_perf_column_and_all_days(jm_wh):
-    from lassi.correlate import correlate
+    from lassi.tools.correlate import correlate
 
     res = correlate(jm_wh, perf="runtime_s")            # every day: 9 jobs
     assert res.attrs["jobs"] == 9
@@ -80,7 +80,7 @@ def test_other_perf_column_and_all_days(jm_wh):
 
 
 def test_cli_correlate(jm_wh, tmp_path, capsys):
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     wh, out = jm_wh.root, tmp_path / "out"
     assert main(["correlate", "--from", "2017-03-20", "--to", "2017-03-21", "--warehouse", wh,

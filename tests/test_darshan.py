@@ -9,10 +9,10 @@ import struct
 from pathlib import Path
 
 import pytest
+from lassi.ingest.darshan import log_files, parse_log, parse_logs, read_log, user_from_name
+from lassi.ingest.darshan_repo import find_logs
 
-from ingest.darshan import log_files, parse_log, parse_logs, read_log, user_from_name
-from lassi.darshan_repo import find_logs
-from lassi.schemas import schema_of
+from lassi.core.schemas import schema_of
 
 DT = dt.datetime
 VPIC = "/scratch2/scratchdirs/glock/tokioabc-s.4478544/vpicio/vpicio.hdf5"
@@ -209,8 +209,9 @@ def _rows(wh, table: str, day: dt.date) -> list[tuple]:
 def test_ingest_merges_by_log(realdata, warehouse, tmp_path):
     """Two logs of one day; a rerun changes nothing; re-ingesting one log (from another
     folder, same file name) replaces only its rows; bad logs go to the quarantine."""
-    from ingest.runner import ingest_source
-    from lassi.config import load_site
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.config import load_site
 
     site, spark = load_site("archer"), warehouse.spark
     day = dt.date(2017, 3, 20)
@@ -251,7 +252,7 @@ def test_ingest_merges_by_log(realdata, warehouse, tmp_path):
 
 
 def test_ingest_date_filter(realdata, warehouse, tmp_path):
-    from ingest.darshan import ingest_inputs
+    from lassi.ingest.darshan import ingest_inputs
 
     for name in ("sample.darshan", "sample-goodost.darshan"):
         shutil.copy(realdata / "pytokio" / name, tmp_path / name)

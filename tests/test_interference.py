@@ -1,5 +1,5 @@
 """Stage `interference` on a hand-made day (neighbours, their features and one cause per
-abnormal job, Beacon Fig. 12), the Fig. 12 ground truth of lassi.evaluate, and the cause
+abnormal job, Beacon Fig. 12), the Fig. 12 ground truth of lassi.evaluate.scores, and the cause
 accuracy on a small seeded simulated TaihuLight day."""
 
 import datetime as dt
@@ -7,8 +7,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from lassi.config import load_site
-from lassi.schemas import (
+from lassi.core.config import load_site
+from lassi.core.schemas import (
     ANOMALY,
     COMPONENT_ANOMALY,
     IO_PHASE,
@@ -84,7 +84,7 @@ def day(warehouse):
 
 
 def test_one_cause_per_abnormal_job(day):
-    from lassi.interference import build_interference
+    from lassi.beacon.interference import build_interference
 
     site, wh = day
     summary = build_interference(wh, site, DAY)
@@ -103,7 +103,7 @@ def test_one_cause_per_abnormal_job(day):
 
 
 def test_rerun_is_idempotent(day):
-    from lassi.interference import build_interference
+    from lassi.beacon.interference import build_interference
 
     site, wh = day
     build_interference(wh, site, DAY)
@@ -125,7 +125,7 @@ def _run(no, job, mode="N:N", features=None, neighbours=(), components=(), **kw)
 def test_fig12_truth_cause():
     """The 8-way truth: significant neighbours' features, else multiple jobs; slow
     components costing at least the neighbours -> system anomaly; nothing -> unknown."""
-    from lassi.evaluate import truth_cause, truth_cause_class
+    from lassi.evaluate.scores import truth_cause, truth_cause_class
 
     nbs = {1: _run(1, "n1", "N:1", ["N:1"]), 2: _run(2, "md", features=["high MDOPS"]),
            3: _run(3, "bw", features=["high bandwidth"]), 4: _run(4, "io", features=["high IOPS"]),
@@ -152,8 +152,8 @@ def test_fig12_truth_cause():
 
 def test_cause_accuracy_against_truth(day):
     """evaluate_interference: 3-class accuracy and the 8-way Fig. 12 confusion."""
-    from lassi.evaluate import evaluate_interference, table
-    from lassi.interference import build_interference
+    from lassi.beacon.interference import build_interference
+    from lassi.evaluate.scores import evaluate_interference, table
 
     site, wh = day
     build_interference(wh, site, DAY)
@@ -270,8 +270,8 @@ def test_cause_accuracy_on_a_simulated_day(warehouse):
     """With the phases and faults observed perfectly, the cause rules get >= 90 % of the
     abnormal jobs of a seeded 128-node TaihuLight day (one slow forwarding node, one slow
     OST) right, 3-class and 8-way, interference victims included."""
-    from lassi.evaluate import evaluate_interference
-    from lassi.interference import build_interference
+    from lassi.beacon.interference import build_interference
+    from lassi.evaluate.scores import evaluate_interference
 
     site = load_site("taihulight", nodes=128)
     truth = _simulated_day(warehouse.spark, warehouse, site, seed=3)

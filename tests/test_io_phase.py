@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lassi.phase_detect import (
+from lassi.beacon.phase_detect import (
     detect,
     extract_phases,
     perf_vector,
     scale_bucket,
     scale_groups,
-    truth_abnormal_phases,
 )
+from lassi.evaluate.phases import truth_abnormal_phases
 
 GB = 1e9
 CONF = {"name": "haar", "level": 3, "threshold": 0.1, "phase_fraction": 0.02,
@@ -243,12 +243,14 @@ F1_TWO_STAGE = 0.9
 
 @pytest.fixture(scope="module")
 def simulated(spark, tmp_path_factory):
-    from ingest.runner import ingest_raw
-    from lassi.config import load_site
-    from lassi.io_phase import build_io_phase, evaluate_phases
-    from lassi.job_profile import build_job_profile
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.beacon.io_phase import build_io_phase
+    from lassi.beacon.job_profile import build_job_profile
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
+    from lassi.evaluate.phases import evaluate_phases
     from lassi.sim.runner import simulate
-    from lassi.warehouse import Warehouse
 
     site = load_site("taihulight", nodes=128)
     raw = tmp_path_factory.mktemp("raw")
@@ -268,7 +270,7 @@ def simulated(spark, tmp_path_factory):
 
 
 def test_phases_are_the_truth_phases(simulated):
-    from lassi.phase_detect import truth_phases
+    from lassi.evaluate.phases import truth_phases
 
     _, wh, truth, _, summaries, dates = simulated
     assert all("I/O phases" in s for s in summaries)
@@ -301,7 +303,7 @@ def test_anomaly_rows_agree_with_io_phase(simulated):
 
 
 def test_rerun_is_idempotent(simulated):
-    from lassi.io_phase import build_io_phase
+    from lassi.beacon.io_phase import build_io_phase
 
     site, wh, _, _, _, dates = simulated
     before = wh.read("io_phase", dates).toPandas().sort_values(["job_id", "phase_no"])
@@ -321,7 +323,7 @@ def test_two_stage_beats_the_one_stage_baseline(simulated):
 
 def test_lassi_evaluate_cli_prints_and_saves_the_scores(simulated, tmp_path, capsys):
     """`lassi evaluate` on the same history gives evaluate_phases' figures, table and JSON."""
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     site, wh, truth, scores, _, dates = simulated
     (tmp_path / "truth.json").write_text(json.dumps(truth))

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from lassi.schemas import schema_of
+from lassi.core.schemas import schema_of
 
 DAY = dt.date(2018, 1, 28)
 MIB = 1 << 20
@@ -76,7 +76,7 @@ def _health_rows():
 
 @pytest.fixture
 def site():
-    from lassi.config import load_site
+    from lassi.core.config import load_site
 
     s = load_site("archer")                      # a fresh copy of the configuration
     s.data["tokio"] = {**s.data["tokio"], "mounts": {"/scratch": "snx1"}}
@@ -110,7 +110,7 @@ def wh(warehouse):
 
 
 def test_job_metrics_by_hand(wh, site):
-    from lassi.job_metrics import build_job_metrics
+    from lassi.tokio.job_metrics import build_job_metrics
 
     assert build_job_metrics(wh, site, DAY) == 3
     rows = {r["job_id"]: r.asDict() for r in wh.read("job_metrics", DAY).collect()}
@@ -150,7 +150,7 @@ def test_job_metrics_by_hand(wh, site):
 
 
 def test_jobinfo_priority_is_configurable(wh, site):
-    from lassi.job_metrics import summarize_jobs
+    from lassi.tokio.job_metrics import summarize_jobs
 
     site.data["tokio"]["jobinfo"] = ["darshan", "slurm"]
     pdf = summarize_jobs(wh, site, ["J1"])
@@ -160,7 +160,7 @@ def test_jobinfo_priority_is_configurable(wh, site):
 
 
 def test_summarize_merges_and_names_unknown_jobs(wh, site):
-    from lassi.job_metrics import JobNotFound, build_job_metrics, summarize_jobs
+    from lassi.tokio.job_metrics import JobNotFound, build_job_metrics, summarize_jobs
 
     build_job_metrics(wh, site, DAY)
     with pytest.raises(JobNotFound, match="knows job NOPE") as err:
@@ -177,10 +177,10 @@ def test_summarize_real_nersc_job(warehouse, realdata, tmp_path):
     import json
     import re
 
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     pt = realdata / "pytokio"
-    from lassi.config import conf_dir
+    from lassi.core.config import conf_dir
 
     site = tmp_path / "edison.yaml"                 # archer's layout + Edison's mount map
     site.write_text((conf_dir() / "sites/archer.yaml").read_text()

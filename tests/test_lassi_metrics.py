@@ -8,10 +8,10 @@ import statistics
 
 import pytest
 
-from lassi.config import load_site
-from lassi.lassi_metrics import build_app_hour, build_fs_hour
-from lassi.schemas import ALL_COUNTERS, schema_of
-from lassi.slowdown import build_run_metrics
+from lassi.core.config import load_site
+from lassi.core.schemas import ALL_COUNTERS, schema_of
+from lassi.risk.metrics import build_app_hour, build_fs_hour
+from lassi.risk.slowdown import build_run_metrics
 
 D = dt.date(2017, 10, 10)
 PREV = D - dt.timedelta(days=1)
@@ -82,7 +82,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def wh(spark, tmp_path_factory):
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     w = Warehouse(spark, str(tmp_path_factory.mktemp("wh")))
     w.write_rows(NODE_WINDOWS, "node_window")

@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from ingest.lmt import LmtDb, LmtError, parse_mysql_uri, redact
+from lassi.ingest.lmt import LmtDb, LmtError, parse_mysql_uri, redact
 
 PACIFIC = "America/Los_Angeles"
 SNX = "pytokio/snx11025_2018-01-28.sqlite3"
@@ -148,7 +147,7 @@ MIN = dt.timedelta(minutes=1)
 
 
 def _by(rows, key: str, schema: str = "lmt_ost") -> dict:
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     names = schema_of(schema).fieldNames()
     return {tuple(r[names.index(k)] for k in key.split(",")): dict(zip(names, r, strict=True))
@@ -433,8 +432,9 @@ def test_uri_parsing(monkeypatch):
 
 def test_ingest_source_lmt(spark, warehouse, tmp_path):
     """The runner's contract: the UTC day into lmt_ost/lmt_mds, quarantine and ingest_log."""
-    from ingest.runner import ingest_source
-    from lassi.config import load_site
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.config import load_site
 
     (tmp_path / "dbs").mkdir()
     write_sqlite(tmp_path / "dbs" / "tiny.sqlite3", tiny_tables())

@@ -10,10 +10,10 @@ import datetime as dt
 import time
 
 import pytest
+from lassi.ingest.lmt import LmtDb
 
-from ingest.lmt import LmtDb
-from lassi.cli import main
-from lassi.lmt_archive import archive, parse_time
+from lassi.cli.main import main
+from lassi.tools.lmt_archive import archive, parse_time
 from tests.test_lmt import (
     PACIFIC,
     RESET,
@@ -43,7 +43,7 @@ def _both(wh) -> tuple[list, list]:
 def _other_rows(spark) -> tuple:
     """lmt_ost rows that an archive of tinyfs must keep: another file system in the window,
     tinyfs outside it."""
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     keep = [("otherfs", "otherfs-OST0000", "o1", H + dt.timedelta(minutes=1), 7, 1, 2, 1, 1,
              5.0, False, None, None, None, None, None, None, None, D2),
@@ -53,7 +53,7 @@ def _other_rows(spark) -> tuple:
 
 
 def test_hour_by_hour_equals_whole_window(spark, tmp_path):
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     db_path = write_sqlite(tmp_path / "tiny.sqlite3", tiny_tables(FIRST_LOCAL))
     whole, hourly = (Warehouse(spark, str(tmp_path / n)) for n in ("whole", "hourly"))
@@ -84,7 +84,7 @@ def test_hour_by_hour_equals_whole_window(spark, tmp_path):
 
 def test_lmtdb_reset_windows_equal_day(spark, tmp_path, realdata):
     """The gap and the reset of lmtdb-reset on window edges: the same table as the day."""
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     whole, parts = (Warehouse(spark, str(tmp_path / n)) for n in ("whole", "parts"))
     edges = [dt.datetime(2018, 4, 18), dt.datetime(2018, 4, 18, 14, 37),
@@ -105,7 +105,7 @@ def test_cli_archive_from_mariadb(spark, tmp_path, mariadb, realdata, capsys, mo
     """`lassi archive-lmt` from a live MariaDB copy of snx11025: the upstream totals."""
     from pyspark.sql import functions as F
 
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     monkeypatch.delenv("LASSI_LMT_PASSWORD", raising=False)
     uri = load_mysql(mariadb, "lassi_lmtarch_snx", sqlite_tables(realdata / SNX),

@@ -9,16 +9,16 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-
-from ingest.lustre_stats import (
+from lassi.ingest.lustre_stats import (
     epoch_to_datetime,
     fs_of,
     parse_file,
     parse_lines,
     parse_tree,
 )
-from ingest.nid import nid_to_node
-from lassi.schemas import RAW_LUSTRE_STATS
+from lassi.ingest.nid import nid_to_node
+
+from lassi.core.schemas import RAW_LUSTRE_STATS
 
 FIELDS = {f.name for f in RAW_LUSTRE_STATS.fields} - {"date"}
 HPE = "lustre/hpe_lustre_exporter"

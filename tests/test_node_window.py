@@ -5,12 +5,12 @@ import datetime as dt
 import json
 
 import pytest
+from lassi.ingest.runner import ingest_raw
 from pyspark.sql import functions as F
 
-from ingest.runner import ingest_raw
-from lassi.config import load_site
-from lassi.node_window import build_node_window
-from lassi.schemas import ALL_COUNTERS
+from lassi.core.config import load_site
+from lassi.core.schemas import ALL_COUNTERS
+from lassi.risk.node_window import build_node_window
 from lassi.sim.runner import simulate
 
 DATE = dt.date(2017, 10, 10)
@@ -19,7 +19,7 @@ COLS = ["read_kb", "read_ops", "write_kb", "write_ops", "other", "open", "close"
 
 @pytest.fixture(scope="module")
 def day(spark, tmp_path_factory):
-    from lassi.warehouse import Warehouse
+    from lassi.core.warehouse import Warehouse
 
     site = load_site("archer", nodes=32)
     raw = tmp_path_factory.mktemp("raw")
@@ -57,7 +57,7 @@ def test_node_window_hours_equal_truth(day):
 
 @pytest.fixture(scope="module")
 def metrics(day):
-    from lassi.daily import run_daily
+    from lassi.pipeline.daily import run_daily
 
     site, wh, truth, _ = day
     list(run_daily(wh, site, DATE))

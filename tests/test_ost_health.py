@@ -6,8 +6,7 @@ import datetime as dt
 import gzip
 
 import pytest
-
-from ingest import lctl_dl, lfs_df
+from lassi.ingest import lctl_dl, lfs_df
 
 DAY = dt.date(2017, 3, 20)
 
@@ -135,7 +134,7 @@ def test_lctl_dl_small_failover(tmp_path):
 
 
 def test_ingest_into_warehouse(spark, warehouse, tmp_path):
-    from lassi.config import load_site
+    from lassi.core.config import load_site
 
     site = load_site("archer")
     df_file = _write(tmp_path, "lfs-df.txt", LFS_DF)
@@ -154,7 +153,7 @@ def test_ingest_into_warehouse(spark, warehouse, tmp_path):
 
 
 def test_cli_ingest_and_errors(spark, tmp_path, capsys):
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     wh = str(tmp_path / "wh")
     f = _write(tmp_path, "lfs-df.txt", LFS_DF)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lassi.schemas import ALL_COUNTERS, RISK_COLS, schema_of
+from lassi.core.schemas import ALL_COUNTERS, RISK_COLS, schema_of
 
 DAY = dt.date(2017, 10, 10)
 H = [dt.datetime(2017, 10, 10, h) for h in range(3)]
@@ -94,11 +94,11 @@ def _run(app, exe, user, start_h, minutes, slowdown, command=None, source="alps"
 @pytest.fixture(scope="module")
 def built(spark, tmp_path_factory):
     """The hand-made warehouse and the reports of 2017-10-10 and of 10-10..10-11."""
-    from lassi.config import load_site
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
     from lassi.report import daily
     from lassi.report.daily import write_daily_report
     from lassi.report.data import load
-    from lassi.warehouse import Warehouse
 
     root = tmp_path_factory.mktemp("report")
     wh = Warehouse(spark, str(root / "wh"))
@@ -319,7 +319,7 @@ def test_cli_without_data_fails_in_one_line(tmp_path, make, needle):
 
 
 def test_cli_date_arguments(capsys):
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     assert main(["report", "daily", "--from", "2017-10-10"]) == 1
     assert main(["report", "daily", "--from", "2017-10-12", "--to", "2017-10-10"]) == 1

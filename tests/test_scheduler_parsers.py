@@ -7,9 +7,9 @@ import json
 from datetime import datetime, timezone
 
 import pytest
+from lassi.ingest import alps, beacon_job, pbs, slurm
 
-from ingest import alps, beacon_job, pbs, slurm
-from lassi.hostlist import expand_hostlist, expand_nid_ranges
+from lassi.core.hostlist import expand_hostlist, expand_nid_ranges
 
 XDMOD = "scheduler/xdmod_shredder"
 
@@ -346,7 +346,7 @@ def test_beacon_job_log(tmp_path):
 
 
 def test_rows_have_app_run_fields(tmp_path):
-    schemas = pytest.importorskip("lassi.schemas")
+    schemas = pytest.importorskip("lassi.core.schemas")
     names = set(schemas.without_date(schemas.APP_RUN).fieldNames()) - set(schemas.APP_RUN_ANALYSIS)
     assert set(alps.APP_RUN_FIELDS) == names
     rows = alps.parse_lines([ALPS_START, ALPS_END], "f")[0] + slurm.parse_lines(HEADED, "f")[0]

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from pyspark.sql.types import DoubleType, IntegerType, LongType
 
-from lassi.schemas import schema_of
+from lassi.core.schemas import schema_of
 
 D = dt.date(2017, 3, 20)
 GIB = 2 ** 30
@@ -64,7 +64,7 @@ def _table(df):
 
 
 def test_darshan_scoreboard(darshan_wh):
-    from lassi.scoreboard import scoreboard
+    from lassi.tools.scoreboard import scoreboard
 
     users, apps, fss = scoreboard(darshan_wh, D, dt.date(2017, 3, 21), top=10)
     assert users.attrs["source"] == "darshan (darshan_job + darshan_file)"
@@ -103,7 +103,7 @@ def lassi_wh(warehouse):
 
 
 def test_fallback_app_hour_and_job_summary(lassi_wh):
-    from lassi.scoreboard import scoreboard
+    from lassi.tools.scoreboard import scoreboard
 
     day = dt.date(2017, 4, 1)
     users, apps, fss = scoreboard(lassi_wh, day, day)
@@ -114,7 +114,7 @@ def test_fallback_app_hour_and_job_summary(lassi_wh):
 
 
 def test_cli_scoreboard(darshan_wh, tmp_path, capsys):
-    from lassi.cli import main
+    from lassi.cli.main import main
 
     wh = darshan_wh.root
     out = tmp_path / "out"
@@ -141,8 +141,9 @@ def test_cli_scoreboard(darshan_wh, tmp_path, capsys):
 
 def test_real_darshan_logs(realdata, spark, warehouse):
     """pytokio's darshanlogs/2017/3/20: vpicio_uni and dbscan_read of job 4478544 (glock)."""
-    from ingest import darshan
-    from lassi.scoreboard import scoreboard
+    from lassi.ingest import darshan
+
+    from lassi.tools.scoreboard import scoreboard
 
     darshan.ingest_inputs(spark, warehouse, None,
                           [str(realdata / "pytokio" / "darshanlogs" / "2017" / "3" / "20")],

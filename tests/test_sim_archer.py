@@ -5,10 +5,10 @@ import datetime as dt
 import json
 
 import pytest
+from lassi.ingest import alps, pbs
+from lassi.ingest.lustre_stats import parse_file
 
-from ingest import alps, pbs
-from ingest.lustre_stats import parse_file
-from lassi.config import load_site
+from lassi.core.config import load_site
 from lassi.sim.runner import simulate
 
 DATE = dt.date(2017, 10, 10)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lassi.ingest.beacon_job import parse_lines
 
-from ingest.beacon_job import parse_lines
-from lassi.config import load_site
+from lassi.core.config import load_site
 from lassi.sim.beacon import TRACE_OP, BeaconWriter, write_job_log
 from lassi.sim.counters import IDX, MDS, N
 from lassi.sim.engine import Engine, Fault

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from lassi.config import load_site
+from lassi.core.config import load_site
 from lassi.sim.engine import Engine, Fault
 from lassi.sim.workload import ARCHETYPES, App, Run, make_plan
 

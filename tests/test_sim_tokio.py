@@ -18,9 +18,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from lassi.ingest.lustre_stats import parse_file
 
-from ingest.lustre_stats import parse_file
-from lassi.config import load_site
+from lassi.core.config import load_site
 from lassi.sim.runner import simulate
 
 DATE = dt.date(2017, 10, 10)

@@ -2,8 +2,8 @@
 
 The simulator (lassi.sim.engine) lets each (I/O node, OST) pair of a run progress at its
 own pace while a fault is active, and lists in truth.json the faulty components that made
-a run's I/O through them slower; lassi.components finds stragglers by DBSCAN per job and
-lassi.evaluate_stragglers scores them against that truth.
+a run's I/O through them slower; lassi.beacon.components finds stragglers by DBSCAN per job and
+lassi.evaluate.stragglers scores them against that truth.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from lassi.config import Site, load_site
+from lassi.core.config import Site, load_site
 
 DAY = dt.date(2018, 2, 25)
 
@@ -59,10 +59,11 @@ def _simulate(site: Site, out, faults: list[str], seed: int = 11) -> dict:
 
 @pytest.fixture(scope="module")
 def history(spark, tmp_path_factory):
-    from ingest.runner import ingest_raw
-    from lassi.components import stragglers
-    from lassi.job_profile import build_job_profile
-    from lassi.warehouse import Warehouse
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.beacon.components import stragglers
+    from lassi.beacon.job_profile import build_job_profile
+    from lassi.core.warehouse import Warehouse
 
     site = _site()
     raw = tmp_path_factory.mktemp("raw")
@@ -97,7 +98,7 @@ def test_no_fault_no_straggler(tmp_path):
 
 
 def test_detection_against_truth(history):
-    from lassi.evaluate_stragglers import evaluate_stragglers, table_lines
+    from lassi.evaluate.stragglers import evaluate_stragglers, table_lines
 
     site, wh, truth = history
     res = evaluate_stragglers(wh, truth, DAY, DAY, large_job_nodes=16)

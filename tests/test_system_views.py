@@ -12,8 +12,8 @@ import datetime as dt
 
 import pytest
 
-from lassi.config import load_site
-from lassi.schemas import schema_of
+from lassi.core.config import load_site
+from lassi.core.schemas import schema_of
 
 D1, D2 = dt.date(2018, 2, 25), dt.date(2018, 2, 26)
 FS = "online1"
@@ -146,8 +146,8 @@ FWD_MAP_D2 = [dict(node="cn00000", fwd="fwd000", fwd_peak_bw=1e9, date=D2),
 
 @pytest.fixture(scope="module")
 def built(spark, tmp_path_factory):
-    from lassi.system_views import build_system_views
-    from lassi.warehouse import Warehouse
+    from lassi.beacon.system_views import build_system_views
+    from lassi.core.warehouse import Warehouse
 
     wh = Warehouse(spark, str(tmp_path_factory.mktemp("sv") / "wh"))
     site = load_site("taihulight", nodes=1024)
@@ -314,9 +314,9 @@ def test_beacon_section(built, tmp_path):
 
 
 def test_no_beacon_data(spark, tmp_path):
+    from lassi.beacon.system_views import build_system_views
+    from lassi.core.warehouse import Warehouse
     from lassi.report.beacon import beacon_section
-    from lassi.system_views import build_system_views
-    from lassi.warehouse import Warehouse
 
     wh = Warehouse(spark, str(tmp_path / "wh"))
     site = load_site("archer")
@@ -327,7 +327,7 @@ def test_no_beacon_data(spark, tmp_path):
 
 
 def test_settings():
-    from lassi.system_views import (
+    from lassi.beacon.system_views import (
         amplification_factor,
         band_expr,
         band_legend,

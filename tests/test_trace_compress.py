@@ -1,5 +1,5 @@
-"""Beacon's two-pass trace compression: the first pass (lassi.trace_compress, per node,
-streaming) and the second pass (lassi.trace_merge, per job across nodes, Spark)."""
+"""Beacon's two-pass trace compression: the first pass (lassi.beacon.trace_compress, per node,
+streaming) and the second pass (lassi.beacon.trace_merge, per job across nodes, Spark)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lassi.trace_compress import (
+from lassi.beacon.trace_compress import (
     CompressStats,
     at_second,
     compress_lines,
@@ -296,7 +296,7 @@ def _sec(hms: str) -> int:
 
 def _job(job_id: str, name: str, nodes: list[str], start: dt.datetime, end: dt.datetime,
          source: str = "beacon-job") -> tuple:
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     row = {"app_id": job_id, "job_id": job_id, "job_name": name, "nodes": nodes,
            "n_nodes": len(nodes), "start": start, "end": end, "source": source,
@@ -376,7 +376,7 @@ COMPRESSION = [   # job, app, n_nodes, raw, first pass, merged, ratios, lossless
 @pytest.fixture
 def trace_day(warehouse):
     """A warehouse with the day's raw_lwfs_trace and app_run (J0 launched the day before)."""
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     spark = warehouse.spark
     warehouse.write(spark.createDataFrame(JOBS, schema_of("app_run")), "app_run")
@@ -385,7 +385,7 @@ def trace_day(warehouse):
 
 
 def _expected(spark, rows: list[tuple], table: str):
-    from lassi.schemas import schema_of
+    from lassi.core.schemas import schema_of
 
     return spark.createDataFrame([(*r, DAY) for r in rows], schema_of(table))
 
@@ -393,7 +393,7 @@ def _expected(spark, rows: list[tuple], table: str):
 def test_second_pass_merges_identical_vectors_across_a_jobs_nodes(trace_day):
     from pyspark.testing import assertDataFrameEqual
 
-    from lassi.trace_merge import build_trace_merged
+    from lassi.beacon.trace_merge import build_trace_merged
 
     summary = build_trace_merged(trace_day, None, DAY)
     assert summary == ("4 jobs: 53 requests -> 22 first-pass -> 15 merged entries "
@@ -408,7 +408,7 @@ def test_second_pass_merges_identical_vectors_across_a_jobs_nodes(trace_day):
 def test_the_lossless_check_fails_on_a_corrupted_merge(trace_day):
     from pyspark.sql import functions as F
 
-    from lassi.trace_merge import build_trace_merged, write_trace_compression
+    from lassi.beacon.trace_merge import build_trace_merged, write_trace_compression
 
     build_trace_merged(trace_day, None, DAY)
     m = trace_day.read("trace_merged", [DAY])
@@ -428,7 +428,7 @@ def test_the_lossless_check_fails_on_a_corrupted_merge(trace_day):
 
 
 def test_compression_by_app_sums_the_jobs_of_each_application(trace_day):
-    from lassi.trace_merge import build_trace_merged, compression_by_app
+    from lassi.beacon.trace_merge import build_trace_merged, compression_by_app
 
     build_trace_merged(trace_day, None, DAY)
     df = compression_by_app(trace_day, DAY, DAY)
@@ -443,7 +443,7 @@ def test_compression_by_app_sums_the_jobs_of_each_application(trace_day):
 
 
 def test_a_day_without_trace_writes_nothing(warehouse):
-    from lassi.trace_merge import build_trace_merged
+    from lassi.beacon.trace_merge import build_trace_merged
 
     assert build_trace_merged(warehouse, None, DAY) == "no LWFS client trace (nothing to merge)"
     assert not warehouse.has("trace_merged", DAY)

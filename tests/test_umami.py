@@ -7,7 +7,7 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from lassi.schemas import schema_of
+from lassi.core.schemas import schema_of
 
 
 def _metrics(job, app, day, hour, perf, runtime):
@@ -18,7 +18,7 @@ def _metrics(job, app, day, hour, perf, runtime):
 
 
 def test_verdict_quartiles():
-    from lassi.umami import BETTER, USUAL, WORSE, verdict
+    from lassi.tools.umami import BETTER, USUAL, WORSE, verdict
 
     hist = pd.Series([10.0, 20.0, 30.0, 40.0, 50.0])     # q1 20, q3 40
     assert verdict(45.0, hist, True) == BETTER
@@ -31,8 +31,8 @@ def test_verdict_quartiles():
 
 
 def test_umami_history_and_png(warehouse, tmp_path):
-    from lassi.config import load_site
-    from lassi.umami import WORSE, umami_data, verdict, write_umami
+    from lassi.core.config import load_site
+    from lassi.tools.umami import WORSE, umami_data, verdict, write_umami
 
     d0 = dt.date(2018, 1, 1)
     rows = [_metrics(f"h{k}", "vpic", d0 + dt.timedelta(days=k), 8, 100.0 + k, 600.0)
@@ -55,7 +55,7 @@ def test_umami_history_and_png(warehouse, tmp_path):
 
 def test_report_tokio_section(warehouse, tmp_path):
     """The daily report's TOKIO section: the slow job with its UMAMI figure, the overview."""
-    from lassi.config import load_site
+    from lassi.core.config import load_site
     from lassi.report.tokio import tokio_section
 
     d0 = dt.date(2018, 1, 1)

@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from lassi.warehouse import Warehouse
+from lassi.core.warehouse import Warehouse
 
 D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
 NOW = dt.datetime(2024, 1, 3)

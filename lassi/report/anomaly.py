@@ -14,12 +14,13 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import functions as F
 
-from lassi.config import Site
-from lassi.report.figures import LEFT, RIGHT, WIDTH
-from lassi.report.figures import _plt as plt_
-from lassi.report.figures import _save as save_
+from lassi.core.config import Site
+from lassi.core.period import baseline_period
+from lassi.core.plotstyle import LEFT, RIGHT, WIDTH
+from lassi.core.plotstyle import pyplot as plt_
+from lassi.core.plotstyle import save as save_
+from lassi.core.warehouse import Warehouse, days
 from lassi.report.html import _s, _table, _td, integer, shorten, sig3
-from lassi.warehouse import Warehouse, days
 
 TOP_ABNORMAL = 15      # jobs in the table
 FIGURES = 6            # abnormal jobs with a figure
@@ -47,7 +48,7 @@ def abnormal_jobs(wh: Warehouse, date: dt.date) -> pd.DataFrame:
 
 def _history(wh: Warehouse, site: Site, date: dt.date, apps: list[str]) -> pd.DataFrame:
     """io_phase rows of `apps` over the baseline period ending with `date`."""
-    first = date - dt.timedelta(days=int(site.data["baseline_days"]) - 1)
+    first, _ = baseline_period(site, date)
     return (wh.read("io_phase", days(first, date)).where(F.col("app").isin(apps))
             .select("job_id", "app", "phase_no", "category", "bytes", "duration_s", "mean_bw",
                     "is_abnormal", "bw_series").toPandas())
@@ -119,7 +120,7 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
 def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
     """HTML: the day's failing components (system rule and stragglers) with durations, and
     Beacon's Table 2 over the baseline period ("" when the stage has not run)."""
-    from lassi.components import component_anomaly_summary
+    from lassi.beacon.components import component_anomaly_summary
 
     if not wh.has("component_anomaly", date):
         return ""
@@ -142,7 +143,7 @@ def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
                  _td(_s(r.evidence))] for r in rows_df.itertuples()]
         out.append(_table(["kind", "component", "rule", "job", "start", "end", "minutes",
                            "max bw / peak", "job slowdown", "evidence"], rows))
-    first = date - dt.timedelta(days=int(site.data["baseline_days"]) - 1)
+    first, _ = baseline_period(site, date)
     t2 = component_anomaly_summary(wh, first, date)
     body = [[_td(_s(r.bucket)), _td(integer(r.fwd), "num"), _td(integer(r.ost), "num")]
             for r in t2.itertuples()]

@@ -23,14 +23,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import functions as F
 
-from lassi.config import Site
-from lassi.report.anomaly import anomaly_section, component_section
-from lassi.report.figures import LEFT, LEGEND_X, READ_COLOUR, RIGHT, WIDTH, WRITE_COLOUR
-from lassi.report.figures import _plt as plt_
-from lassi.report.figures import _save as save_
-from lassi.report.html import _missing, _s, _table, _td, integer, shorten, sig3
-from lassi.schemas import REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
-from lassi.system_views import (
+from lassi.beacon.system_views import (
     BAND_ORDER,
     IO_MODES,
     MDS_SOURCE_KINDS,
@@ -39,8 +32,15 @@ from lassi.system_views import (
     fwd_load_bands,
     has_beacon_data,
 )
-from lassi.trace_merge import compression_by_app
-from lassi.warehouse import Warehouse, as_date
+from lassi.beacon.trace_merge import compression_by_app
+from lassi.core.config import Site
+from lassi.core.plotstyle import LEFT, LEGEND_X, READ_COLOUR, RIGHT, WIDTH, WRITE_COLOUR
+from lassi.core.plotstyle import pyplot as plt_
+from lassi.core.plotstyle import save as save_
+from lassi.core.schemas import REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
+from lassi.core.warehouse import Warehouse, as_date
+from lassi.report.anomaly import anomaly_section, component_section
+from lassi.report.html import _missing, _s, _table, _td, integer, shorten, sig3
 
 TOP_JOBS = 20
 TOP_APPS = 15

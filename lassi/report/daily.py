@@ -14,14 +14,14 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from lassi.config import Site
-from lassi.report import figures
+import lassi.report.figures as figures
+from lassi.beacon.system_views import has_beacon_data
+from lassi.core.config import Site
+from lassi.core.warehouse import Warehouse, days
 from lassi.report.beacon import beacon_section
 from lassi.report.data import ReportData, load
 from lassi.report.html import beacon_page, page
 from lassi.report.tokio import tokio_section
-from lassi.system_views import has_beacon_data
-from lassi.warehouse import Warehouse, days
 
 FIGURES = ("risk_stats", "oss_risk", "mds_risk", "ops_metric")
 GROUPS_DIR = "_groups"

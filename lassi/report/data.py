@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 from pyspark.sql import functions as F
 
-from lassi.config import Site
-from lassi.lassi_metrics import MAX_RUN_DAYS
-from lassi.schemas import ALL_COUNTERS
-from lassi.sqltext import sql
-from lassi.warehouse import Warehouse, days
+from lassi.core.config import Site
+from lassi.core.period import MAX_RUN_DAYS
+from lassi.core.schemas import ALL_COUNTERS
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse, days
 
 TOP_CONTRIBUTORS = 8     # applications named in the stacked risk figures (per fs)
 TOP_APPS = 10            # rows of the "top risky applications" table

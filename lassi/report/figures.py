@@ -14,30 +14,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lassi.warehouse import days
+from lassi.core.plotstyle import (
+    LEFT,
+    LEGEND_X,
+    MDS_COLOUR,
+    OSS_COLOUR,
+    OTHER_COLOUR,
+    READ_COLOUR,
+    RIGHT,
+    WIDTH,
+    WRITE_COLOUR,
+    pyplot,
+    save,
+)
+from lassi.core.warehouse import days
 
-OSS_COLOUR, MDS_COLOUR = "#1f77b4", "#d62728"
-READ_COLOUR, WRITE_COLOUR = "#2ca02c", "#9467bd"
-OTHER_COLOUR = "#b5b5b5"
-DPI = 100
-WIDTH = 12.5
-# Every time-series figure has the same width and axes position, so the hours line up
-# when the figures are stacked on the page; the right-hand strip holds legends and notes.
-LEFT, RIGHT = 0.08, 0.73
-LEGEND_X = 0.745
 LABEL_CHARS = 38
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"font.size": 10, "axes.titlesize": 12, "axes.titleweight": "bold",
-                         "axes.grid": True, "grid.alpha": 0.3, "axes.axisbelow": True,
-                         "legend.fontsize": 8.5, "legend.frameon": False})
-    return plt
 
 
 def _palette() -> list:
@@ -136,15 +128,6 @@ def _clip(text: str, n: int = LABEL_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _save(fig, path: Path, tight: bool = False) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight" if tight else None, facecolor="white")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
-
-
 def _bar_x(hours) -> pd.DatetimeIndex:
     """Bars are centred on the middle of their hour."""
     return pd.DatetimeIndex(hours) + pd.Timedelta(minutes=30)
@@ -169,7 +152,7 @@ def _stats_text(vals: np.ndarray, hours: pd.DatetimeIndex, has_data: np.ndarray)
 def risk_stats(fs_hour: pd.DataFrame, fs: str, first: dt.date, last: dt.date,
                missing: list[dt.date], path: Path) -> Path:
     """OSS and MDS risk of the filesystem per hour: two panels sharing the time axis."""
-    plt = _plt()
+    plt = pyplot()
     hours = _hours(first, last)
     d = fs_hour[fs_hour["fs"] == fs].set_index("hour").reindex(hours)
     has_data = d["risk_oss"].notna().to_numpy()
@@ -191,13 +174,13 @@ def risk_stats(fs_hour: pd.DataFrame, fs: str, first: dt.date, last: dt.date,
     _time_axis(axes[1], first, last)
     _layout(fig, first, last, hspace=0.12)
     fig.align_ylabels(axes)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def app_risk(frame: pd.DataFrame, kind: str, fs: str, first: dt.date, last: dt.date,
              missing: list[dt.date], colours: dict[str, tuple], path: Path) -> Path:
     """Hourly stacked bars of the filesystem's risk by application (top apps + other)."""
-    plt = _plt()
+    plt = pyplot()
     name = {"oss": "OSS risk", "mds": "MDS risk"}[kind]
     hours = _hours(first, last)
     d = frame[frame["fs"] == fs]
@@ -229,13 +212,13 @@ def app_risk(frame: pd.DataFrame, kind: str, fs: str, first: dt.date, last: dt.d
     _layout(fig, first, last)
     if not d.empty:
         _legend(fig, ax, title=f"application: exe (user), all runs\nΣ {name} over the period")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def ops_metric(fs_hour: pd.DataFrame, fs: str, first: dt.date, last: dt.date,
                missing: list[dt.date], path: Path) -> Path:
     """read_kb_ops and write_kb_ops of the filesystem per hour (log scale, 1 is ideal)."""
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     hours = _hours(first, last)
@@ -276,7 +259,7 @@ def ops_metric(fs_hour: pd.DataFrame, fs: str, first: dt.date, last: dt.date,
         ax.text(LEGEND_X, ax.get_position().y1 - 0.85 / fig.get_figheight(),
                 "gaps: hours with nothing\nread (or written)",
                 transform=fig.transFigure, fontsize=8.5, color="#666666", va="top")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def run_groups(group_runs: pd.DataFrame, groups: pd.DataFrame, path: Path) -> Path | None:
@@ -286,7 +269,7 @@ def run_groups(group_runs: pd.DataFrame, groups: pd.DataFrame, path: Path) -> Pa
     """
     if group_runs.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     cmds = list(dict.fromkeys(group_runs.sort_values("order")["command"]))
     n = len(cmds)
     cols = 2 if n > 1 else 1
@@ -336,7 +319,7 @@ def run_groups(group_runs: pd.DataFrame, groups: pd.DataFrame, path: Path) -> Pa
     fig.suptitle("Run groups (same launch command): runtime vs risk summed over each run",
                  fontsize=12, fontweight="bold")
     fig.tight_layout()
-    return _save(fig, path, tight=True)
+    return save(fig, path, tight=True)
 
 
 def _fmt_r(v) -> str:

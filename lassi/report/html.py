@@ -310,7 +310,7 @@ def _baseline(d: ReportData, fs: str) -> str:
     if b.empty:
         return title + "<p class='note'>No baseline for this filesystem.</p>"
     ps, pe = b["period_start"].min(), b["period_end"].max()
-    from lassi.schemas import ALL_COUNTERS
+    from lassi.core.schemas import ALL_COUNTERS
 
     order = {op: i for i, op in enumerate(ALL_COUNTERS)}
     b = b.assign(_o=b["op"].map(lambda o: order.get(o, 99))).sort_values("_o")

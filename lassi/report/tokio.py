@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from lassi.config import Site
-from lassi.job_metrics import tokio_conf
+from lassi.core.config import Site
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse, as_date
 from lassi.report.beacon import fmt_bytes
 from lassi.report.html import _s, _table, _td, integer, sig3
-from lassi.sqltext import sql
-from lassi.umami import history_dates, plot_umami, umami_data
-from lassi.warehouse import Warehouse, as_date
+from lassi.tokio.job_metrics import tokio_conf
+from lassi.tools.umami import history_dates, plot_umami, umami_data
 
 SUBDIR = "_tokio"
 TOP_SLOW = 5           # jobs with an UMAMI diagram
@@ -107,7 +107,7 @@ def _slow_html(wh: Warehouse, site: Site, slow: pd.DataFrame, folder: Path, rel:
 
 
 def _scoreboard_html(wh: Warehouse, date: dt.date, folder: Path, rel: str) -> str:
-    from lassi.scoreboard import scoreboard, write_outputs
+    from lassi.tools.scoreboard import scoreboard, write_outputs
 
     head = ("<h3>Scoreboard (TOKIO Fig. 8)</h3><p>The top users, applications and file "
             "systems of the day by I/O volume.</p>")
@@ -146,7 +146,7 @@ def _health_html(health: pd.DataFrame) -> str:
 
 
 def _correlate_html(wh: Warehouse, site: Site, date: dt.date, folder: Path, rel: str) -> str:
-    from lassi.correlate import correlate, write_outputs
+    from lassi.tools.correlate import correlate, write_outputs
 
     dates = history_dates(site, date)
     p = float(tokio_conf(site).get("p_value", 0.05))

@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from lassi.config import Site
-from lassi.hostlist_fmt import compress_ranges
+from lassi.core.config import Site
+from lassi.core.hostlist_fmt import compress_ranges
 from lassi.sim.counters import COUNTERS, DATA, IDX, LUSTRE_NAME, MDS, OSS_OTHER, N
 from lassi.sim.rawfiles import DayFiles, day_of
 from lassi.sim.workload import Run

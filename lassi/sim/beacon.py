@@ -82,8 +82,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from lassi.config import Site
-from lassi.hostlist_fmt import slurm_hostlist
+from lassi.core.config import Site
+from lassi.core.hostlist_fmt import slurm_hostlist
 from lassi.sim.counters import IDX, LUSTRE_NAME, MDS
 from lassi.sim.rawfiles import DayFiles, day_of
 from lassi.sim.workload import MiB, Run

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lassi.config import Site
+from lassi.core.config import Site
 from lassi.sim.counters import IDX, MDS, N
 from lassi.sim.workload import Run, place_io
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lassi.config import Site
+from lassi.core.config import Site
 from lassi.sim.counters import COUNTERS, to_lassi
 from lassi.sim.engine import Engine, Fault, RunTruth
 from lassi.sim.workload import Run, make_runs
@@ -59,7 +59,7 @@ def run_truth(site: Site, run: Run, tr: RunTruth) -> dict:
     neighbours = sorted(tr.by_neighbour.items(), key=lambda kv: -kv[1])
     comps = sorted(tr.by_component.items(), key=lambda kv: -kv[1])
     io_s = max(tr.io_seconds, 1e-9)
-    # Fig. 12 ground truth (lassi.evaluate.truth_cause): what the run alone demands of one
+    # Fig. 12 ground truth (lassi.evaluate.scores.truth_cause): what the run alone demands of one
     # forwarding node it shares (its own bytes/s, the same with read-ahead waste, requests/s)
     # and of the MDS (metadata ops/s), and the interference-prone features that makes it
     # have: N:1 mode, MDOPS above thresholds.high_mdops (Beacon's 300/s), own bandwidth at

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from lassi.config import Filesystem, Site
+from lassi.core.config import Filesystem, Site
 from lassi.sim.counters import IDX
 from lassi.sim.rawfiles import day_of
 from lassi.sim.workload import Run

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lassi.config import Site
+from lassi.core.config import Site
 from lassi.sim.counters import IDX, N
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3

@@ -1,0 +1,2 @@
+"""Site and default configuration, installed as the package `lassi.conf`
+(read with `lassi.core.config`)."""

@@ -1,0 +1,2 @@
+"""Beacon stages: trace merge, job profiles, I/O phases, component anomalies, interference,
+system views and alerts."""

@@ -1,0 +1,69 @@
+"""Beacon stage `interference`: why each abnormal job was slow (Beacon §3.3.1, Fig. 12).
+
+Runs after `io_phase` and `component_anomaly`. For every job of the date in `anomaly`, its
+neighbours are the jobs that shared one of its forwarding nodes and did I/O during one of
+its abnormal phases (sql/interference.sql). Each neighbour's interference-prone features
+are its run's: N:1 mode, MDOPS above `thresholds.high_mdops`, peak bandwidth at least
+`interference.high_bw_fraction` of a forwarding node's peak, peak IOPS at least
+`interference.high_iops_fraction` of its peak IOPS; its weight is the load it put on the
+shared forwarding nodes during the phases. One cause per abnormal job among N:1, high
+MDOPS, high bandwidth, high IOPS, mix, multiple jobs, system anomaly, unknown: a failing
+component first, then the features of the neighbours that made at least
+`interference.significant_share` of that load (sql/interference_cause.sql says the
+order). Writes `interference`: one row per (abnormal job, neighbour), a job without
+neighbours once with a null neighbour.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import functions as F
+
+from lassi.core.config import Site
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse
+
+DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2,
+            "mdops_weight": 0.0}
+
+
+def thresholds(site: Site) -> dict[str, float]:
+    """high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), a forwarding node's
+    peak_bw and peak_iops, the `significant` share of the neighbours' load and the
+    `mdops_weight` of a metadata op in it, for the site (conf `interference:`)."""
+    conf = {**DEFAULTS, **(site.data.get("interference") or {})}
+    fwd = site.data.get("forwarding") or {}
+    peak_bw, peak_iops = float(fwd.get("peak_bw", 2.5e9)), float(fwd.get("peak_iops", 4e4))
+    return {"high_mdops": float(site.thresholds["high_mdops"]),
+            "high_bw": float(conf["high_bw_fraction"]) * peak_bw,
+            "high_iops": float(conf["high_iops_fraction"]) * peak_iops,
+            "peak_bw": peak_bw, "peak_iops": peak_iops,
+            "significant": float(conf["significant_share"]),
+            "mdops_weight": float(conf["mdops_weight"])}
+
+
+def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
+    """Stage `interference` for the abnormal jobs that started on `date`."""
+    if not wh.has("anomaly", date):
+        if wh.has("interference", date):
+            wh.write(wh.read("interference", []), "interference", [date])
+        return "no abnormal jobs (io_phase found none or has not run)"
+    spark = wh.spark
+    period = [date - dt.timedelta(days=1), date]
+    ab = wh.read("anomaly", [date]).select("job_id", "app")
+    ab.createOrReplaceTempView("ab_job")
+    (wh.read("io_phase", [date]).where("is_abnormal").join(ab.select("job_id"), "job_id")
+     .select("job_id", "phase_no", "start", "end").createOrReplaceTempView("ab_phase"))
+    wh.read("job_summary", period).createOrReplaceTempView("js")
+    (wh.read("job_timeseries", period).where("layer = 'compute' AND component = '*'")
+     .createOrReplaceTempView("jts"))
+    wh.read("component_anomaly", period).createOrReplaceTempView("comp")
+    t = thresholds(site)
+    spark.sql(sql("interference", **t)).createOrReplaceTempView("nb")
+    out = spark.sql(sql("interference_cause", date=date.isoformat(), **t)).localCheckpoint()
+    wh.write(out, "interference", [date])
+    causes = (out.select("job_id", "cause").distinct().groupBy("cause").count()
+              .orderBy(F.desc("count")).collect())          # at most eight causes
+    text = ", ".join(f"{r['cause']} {r['count']}" for r in causes)
+    return f"{sum(r['count'] for r in causes)} abnormal jobs: {text or 'none'}"

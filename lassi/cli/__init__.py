@@ -1,0 +1,1 @@
+"""The one command line, `lassi`: one module per verb group."""

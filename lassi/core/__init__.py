@@ -1,0 +1,1 @@
+"""Infrastructure every layer builds on: config, settings, Spark, schemas, warehouse, SQL files."""

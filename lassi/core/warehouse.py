@@ -1,0 +1,186 @@
+"""The Parquet warehouse: `<root>/<table>/date=YYYY-MM-DD/*.parquet` at any Hadoop URI.
+
+Writes replace whole date partitions and are atomic per partition: the new partition is
+written to `<root>/_staging/` first, then swapped in by two renames through Hadoop's
+FileSystem API (old → `_trash`, staged → live). A run killed at any point leaves either
+the old or the new partition; the next read or write of the table repairs a swap that
+was cut short (`_recover`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lassi.core.schemas import schema_of
+
+DateLike = dt.date | str
+
+
+def as_date(d: DateLike) -> dt.date:
+    """Parse YYYY-MM-DD (or pass a date through); ValueError with a one-line message."""
+    if isinstance(d, dt.datetime):
+        return d.date()
+    if isinstance(d, dt.date):
+        return d
+    try:
+        return dt.date.fromisoformat(str(d))
+    except ValueError:
+        raise ValueError(f"not a date (YYYY-MM-DD): {d!r}") from None
+
+
+def days(first: dt.date, last: dt.date) -> list[dt.date]:
+    """Every date from `first` to `last`, inclusive (empty when last < first)."""
+    return [first + dt.timedelta(days=k) for k in range((last - first).days + 1)]
+
+
+def local_root(root: str) -> Path | None:
+    """The local directory of a warehouse root (None for other Hadoop URIs)."""
+    for prefix in ("file://", "file:"):
+        if root.startswith(prefix):
+            return Path(root[len(prefix):])
+    return None if ":" in root.split("/", 1)[0] else Path(root)
+
+
+def may_have_local(root: Path, table: str, dates: list[dt.date]) -> bool:
+    """Without Spark: could a local warehouse hold `table` on any of `dates`? True when a
+    partition exists or a swap awaits repair (`_trash`), so callers can refuse early."""
+    trash = root / "_trash" / table
+    if trash.is_dir() and any(trash.iterdir()):
+        return True
+    return any((root / table / f"date={d.isoformat()}").is_dir() for d in dates)
+
+
+class Warehouse:
+    """Read and write the declared tables under one root URI."""
+
+    def __init__(self, spark: SparkSession, root: str) -> None:
+        self.spark = spark
+        self.root = root.rstrip("/")
+        jvm = spark.sparkContext._jvm
+        self._Path = jvm.org.apache.hadoop.fs.Path
+        hconf = spark.sparkContext._jsc.hadoopConfiguration()
+        self._fs = self._Path(self.root).getFileSystem(hconf)
+
+    # paths -------------------------------------------------------------------------------
+    def table_path(self, table: str) -> str:
+        return f"{self.root}/{table}"
+
+    def partition_path(self, table: str, date: DateLike) -> str:
+        return f"{self.table_path(table)}/date={as_date(date).isoformat()}"
+
+    def _p(self, s: str):
+        return self._Path(s)
+
+    def _exists(self, s: str) -> bool:
+        return bool(self._fs.exists(self._p(s)))
+
+    def _ls(self, s: str) -> list[str]:
+        if not self._exists(s):
+            return []
+        return [st.getPath().getName() for st in self._fs.listStatus(self._p(s))]
+
+    # reading -----------------------------------------------------------------------------
+    def dates(self, table: str) -> list[dt.date]:
+        """Dates that have a partition, sorted."""
+        self._recover(table)
+        out = []
+        for name in self._ls(self.table_path(table)):
+            if name.startswith("date="):
+                out.append(as_date(name[5:]))
+        return sorted(out)
+
+    def has(self, table: str, date: DateLike) -> bool:
+        self._recover(table)
+        return self._exists(self.partition_path(table, date))
+
+    def read(self, table: str, dates: Iterable[DateLike] | DateLike | None = None) -> DataFrame:
+        """The table with its declared schema, optionally limited to some dates.
+
+        A table or date that has nothing yet reads as an empty DataFrame.
+        """
+        schema = schema_of(table)
+        self._recover(table)
+        if dates is None:
+            paths = [self.table_path(table)] if self.dates(table) else []
+        else:
+            ds = [dates] if isinstance(dates, (str, dt.date)) else list(dates)
+            paths = [self.partition_path(table, d) for d in ds]
+            paths = [p for p in paths if self._exists(p)]
+        if not paths:
+            return self.spark.createDataFrame([], schema)
+        return (self.spark.read.schema(schema).option("basePath", self.table_path(table))
+                .parquet(*paths).select(*schema.fieldNames()))
+
+    # writing -----------------------------------------------------------------------------
+    def write(self, df: DataFrame, table: str,
+              dates: Iterable[DateLike] | None = None) -> list[dt.date]:
+        """Replace the date partitions of `table` with the rows of `df`, atomically each.
+
+        `dates` names the partitions this write owns: those without rows in `df` are
+        emptied too (a rerun that finds nothing removes the old rows). Returns the dates
+        written.
+        """
+        schema = schema_of(table)
+        missing = [c for c in schema.fieldNames() if c not in df.columns]
+        if missing:
+            raise ValueError(f"{table}: rows lack columns {missing}")
+        types = dict(df.dtypes)
+        df = df.select(*[F.col(f.name) if types[f.name] == f.dataType.simpleString()
+                         else F.col(f.name).cast(f.dataType).alias(f.name)
+                         for f in schema.fields])
+        self._recover(table)
+        token = uuid.uuid4().hex
+        staging = f"{self.root}/_staging/{table}/{token}"
+        df.write.mode("errorifexists").partitionBy("date").parquet(staging)
+        staged = {as_date(n[5:]) for n in self._ls(staging) if n.startswith("date=")}
+        owned = staged | {as_date(d) for d in (dates or [])}
+        for d in sorted(owned):
+            self._swap(table, d, f"{staging}/date={d.isoformat()}" if d in staged else None, token)
+        self._fs.delete(self._p(staging), True)
+        return sorted(owned)
+
+    def replace_rows(self, df: DataFrame, table: str, dates: Iterable[DateLike],
+                     where) -> list[dt.date]:
+        """Replace the rows of `table` on `dates` that match `where` (a Column) by `df`,
+        keeping the others, atomically per partition (a rerun with the same `df` is a
+        no-op). The kept rows are materialised first, detached from the files replaced."""
+        dates = list(dates)
+        old = self.read(table, dates).filter(~where)
+        return self.write(old.unionByName(df).localCheckpoint(), table, dates)
+
+    def write_rows(self, rows: list, table: str,
+                   dates: Iterable[DateLike] | None = None) -> list[dt.date]:
+        """Write Python rows (tuples/dicts in schema order, with `date`) to `table`."""
+        df = self.spark.createDataFrame(rows, schema_of(table))
+        return self.write(df, table, dates)
+
+    def _swap(self, table: str, d: dt.date, staged: str | None, token: str) -> None:
+        live = self.partition_path(table, d)
+        trash_dir = f"{self.root}/_trash/{table}"
+        trash = f"{trash_dir}/date={d.isoformat()}.{token}"
+        self._fs.mkdirs(self._p(trash_dir))
+        self._fs.mkdirs(self._p(self.table_path(table)))
+        if self._exists(live) and not self._fs.rename(self._p(live), self._p(trash)):
+            raise OSError(f"could not move {live} aside")
+        if staged is not None and not self._fs.rename(self._p(staged), self._p(live)):
+            raise OSError(f"could not move {staged} into place")
+        self._fs.delete(self._p(trash), True)
+
+    def _recover(self, table: str) -> None:
+        """Finish or undo a swap that a killed run left halfway."""
+        trash_dir = f"{self.root}/_trash/{table}"
+        for name in self._ls(trash_dir):
+            part = name.split(".", 1)[0]  # date=YYYY-MM-DD
+            live = f"{self.table_path(table)}/{part}"
+            old = f"{trash_dir}/{name}"
+            if self._exists(live):
+                self._fs.delete(self._p(old), True)
+            else:
+                self._fs.mkdirs(self._p(self.table_path(table)))
+                self._fs.rename(self._p(old), self._p(live))

@@ -1,0 +1,1 @@
+"""Scores of the analyses against the simulator's truth (`lassi evaluate`)."""

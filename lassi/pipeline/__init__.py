@@ -1,0 +1,1 @@
+"""The daily pipeline: which stages run, in which order, for one date."""

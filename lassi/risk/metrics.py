@@ -1,0 +1,94 @@
+"""LASSi stages `app_hour` and `fs_hour`: node_window attributed to application launches per
+hour, the filesystem baseline, per-op risk and ops metrics (DESIGN.md "Key definitions").
+
+The SQL is in sql/app_launch.sql, app_hour_counts.sql, fs_baseline.sql, app_hour_risk.sql and
+fs_hour.sql; this module fills in their column lists and wires the views.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import DataFrame
+
+from lassi.core.config import Site
+from lassi.core.period import MAX_RUN_DAYS, baseline_period, day_bounds
+from lassi.core.schemas import ALL_COUNTERS, schema_of
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse, days
+
+
+def register_launches(wh: Warehouse, date: dt.date) -> DataFrame:
+    """Register and return the view `app_launch`: launches that may overlap `date`."""
+    launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
+    wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
+    df = wh.spark.sql(sql("app_launch"))
+    df.createOrReplaceTempView("app_launch")
+    return df
+
+
+def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
+    """The day's app_hour counters (no risks yet), one row per (launch, fs, hour)."""
+    register_launches(wh, date)
+    wh.read("node_window", [date]).createOrReplaceTempView("nw")
+    start, end = day_bounds(date)
+    sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
+    return wh.spark.sql(sql("app_hour_counts", window_s=site.window_s, day_start=start,
+                            day_end=end, sum_counters=sums,
+                            counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
+
+
+def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> DataFrame:
+    """fs_baseline rows of `date`: today's counters plus app_hour of the earlier period days."""
+    first, last = baseline_period(site, date)
+    earlier = days(first, last - dt.timedelta(days=1))
+    cols = ["fs", *ALL_COUNTERS]
+    rows = today.select(*cols).unionByName(wh.read("app_hour", earlier).select(*cols))
+    rows.createOrReplaceTempView("baseline_rows")
+    pairs = ", ".join(f"'{c}', CAST({c} AS DOUBLE)" for c in ALL_COUNTERS)
+    stack = f"stack({len(ALL_COUNTERS)}, {pairs})"
+    return wh.spark.sql(sql("fs_baseline", stack=stack, period_start=first.isoformat(),
+                            period_end=last.isoformat()))
+
+
+def _positive_sum(ops: list[str]) -> str:
+    return " + ".join(f"GREATEST(r_{op}, 0.0)" for op in ops) if ops else "0.0"
+
+
+def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFrame,
+                       base: DataFrame) -> DataFrame:
+    """Attach r_<op>, risk_oss, risk_mds and the ops metrics to the day's counters."""
+    counts.createOrReplaceTempView("app_hour_counts")
+    base.createOrReplaceTempView("fs_base")
+    alpha = float(site.thresholds["alpha"])
+    pivot = ",\n       ".join(
+        f"MAX(CASE WHEN op = '{c}' THEN mean END) AS mu_{c}, "
+        f"MAX(CASE WHEN op = '{c}' THEN std END) AS sd_{c}" for c in ALL_COUNTERS)
+    risk_cols = ",\n         ".join(
+        f"CASE WHEN b.sd_{c} > 0 THEN (c.{c} - {alpha} * b.mu_{c}) / b.sd_{c} ELSE 0.0 END "
+        f"AS r_{c}" for c in ALL_COUNTERS)
+    risk = site.data["risk"]
+    return wh.spark.sql(sql("app_hour_risk", base_pivot=pivot, risk_cols=risk_cols,
+                            risk_oss=_positive_sum(risk["oss_ops"]),
+                            risk_mds=_positive_sum(risk["mds_ops"]), date=date.isoformat()))
+
+
+def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
+    """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows."""
+    counts = app_hour_counts(wh, site, date).localCheckpoint()
+    base = fs_baseline(wh, site, date, counts).localCheckpoint()
+    wh.write(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"), "fs_baseline", [date])
+    out = app_hour_with_risk(wh, site, date, counts, base).localCheckpoint()
+    wh.write(out, "app_hour", [date])
+    return out.count()
+
+
+def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
+    """Stage `fs_hour`: per filesystem and hour totals and risk sums from app_hour."""
+    wh.read("app_hour", [date]).createOrReplaceTempView("ah")
+    counters = schema_of("fs_hour").fieldNames()
+    sums = ",\n       ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS if c in counters)
+    risks = ",\n       ".join(f"SUM(GREATEST(r_{c}, 0.0)) AS r_{c}" for c in ALL_COUNTERS)
+    out = wh.spark.sql(sql("fs_hour", sum_counters=sums, sum_risks=risks)).localCheckpoint()
+    wh.write(out, "fs_hour", [date])
+    return out.count()

@@ -1,0 +1,55 @@
+"""LASSi stage `slowdown`: runs grouped by exact launch command, each run's slowdown factor
+and flag, its summed risk (paper Table 7), and per group the runtime-risk correlation (Fig. 7).
+
+Groups span the baseline period (thresholds: `baseline_days`, `slowdown_factor`). The stage
+rewrites the app_run partitions of the date and the day before, so a run that crossed
+midnight gets its final risk sum the day after it started; run_group is written per date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lassi.core.config import Site
+from lassi.core.period import MAX_RUN_DAYS, baseline_period
+from lassi.core.schemas import APP_RUN_ANALYSIS, schema_of
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse, days
+
+
+def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
+    """Per-launch runtime, group statistics, slowdown and risk sums over the period."""
+    first, last = baseline_period(site, date)
+    wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last)) \
+        .createOrReplaceTempView("app_run_in")
+    wh.spark.sql(sql("app_launch")).createOrReplaceTempView("app_launch")
+    wh.read("app_hour", days(first, last)).createOrReplaceTempView("period_app_hour")
+    factor = float(site.thresholds["slowdown_factor"])
+    df = wh.spark.sql(sql("run_metrics", factor=factor))
+    df.createOrReplaceTempView("run_metrics")
+    return df
+
+
+def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
+    """Stage `slowdown`: fill app_run's analysis columns (date and day before) and run_group."""
+    first, last = baseline_period(site, date)
+    metrics = run_metrics(wh, site, date).localCheckpoint()
+    metrics.createOrReplaceTempView("run_metrics")
+    groups = wh.spark.sql(sql("run_group", period_start=first.isoformat(),
+                              period_end=last.isoformat(), date=date.isoformat())
+                        ).localCheckpoint()
+    wh.write(groups, "run_group", [date])
+    dates = [date - dt.timedelta(days=1), date]
+    ingest_cols = [c for c in schema_of("app_run").fieldNames()
+                   if c not in APP_RUN_ANALYSIS]
+    runs = wh.read("app_run", dates).select(*ingest_cols)
+    m = metrics.select("app_id", "source", *APP_RUN_ANALYSIS)
+    out = runs.join(m, ["app_id", "source"], "left").localCheckpoint()
+    wh.write(out, "app_run", [d for d in dates if wh.has("app_run", d)])
+    n = out.agg(F.count("slowdown").alias("done"),
+                F.count_if(F.col("slowed")).alias("slowed")).first()
+    return (f"{n['done']} runs with a slowdown factor, {n['slowed']} slowed, "
+            f"{groups.count()} command groups")

@@ -1,0 +1,1 @@
+"""SIOX stages: the causal I/O path of a job (issue #14)."""

@@ -1,0 +1,1 @@
+"""TOKIO stages: per-job metrics from every connector (job_metrics)."""
