@@ -1,7 +1,7 @@
 """Reference implementations of LASSi attribution + metrics, for `make bench`.
 
-The same computation as the Spark stages `app_hour` and `fs_hour` (sql/app_launch.sql,
-app_hour_counts.sql, fs_baseline.sql, app_hour_risk.sql, fs_hour.sql), read from the same
+The same computation as the Spark stages `app_hour` and `fs_hour` (sql/risk/steps/app_launch.sql,
+risk/steps/app_hour_counts.sql, risk/fs_baseline.sql, risk/app_hour.sql, risk/fs_hour.sql), read from the same
 warehouse Parquet files and written as Parquet, once in DuckDB SQL and once in plain pandas:
 
 * app_launch: ALPS/Slurm/Beacon rows are launches; a PBS job is one only when no finer row
@@ -143,7 +143,7 @@ def run_duckdb(wh: str, p: Params, out: Path) -> dict:
         WHERE r.source = 'pbs' AND NOT EXISTS (SELECT 1 FROM fine f WHERE f.job_id = r.job_id)
     """)
     sums = ",\n".join(f"SUM(w.{c}) AS {c}" for c in COUNTERS)
-    # cells: launch x node x window; same slot arithmetic as app_hour_counts.sql
+    # cells: launch x node x window; same slot arithmetic as risk/steps/app_hour_counts.sql
     con.execute(f"""
         CREATE TEMP TABLE counts AS
         WITH runs AS (
@@ -233,7 +233,7 @@ def _read(paths: list[str], columns: list[str] | None = None) -> pd.DataFrame:
 
 
 def app_launch_pd(ar: pd.DataFrame) -> pd.DataFrame:
-    """sql/app_launch.sql in pandas (only the columns attribution needs)."""
+    """sql/risk/steps/app_launch.sql in pandas (only the columns attribution needs)."""
     cols = ["app_id", "job_id", "user", "exe", "command", "nodes", "start", "end"]
     fine = ar[ar["source"] != "pbs"]
     pbs = ar[ar["source"] == "pbs"]

@@ -69,7 +69,8 @@ def test_every_subpackage_has_a_layer():
     subs = {p.name for p in (REPO / "lassi").iterdir() if p.is_dir() and not p.name.startswith("_")
             and (p / "__init__.py").exists()} | set(MAPPED)
     assert subs == set(LAYERS), "a new lassi subpackage needs a layer in LAYERS"
-    loose = sorted(p.name for p in (REPO / "lassi").glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    loose = sorted(p.name for p in (REPO / "lassi").glob("*.py")
+                   if p.name not in ("__init__.py", "__main__.py"))
     assert loose == [], f"modules belong in a layer's subpackage: {loose}"
 
 
@@ -114,3 +115,35 @@ def test_the_checker_sees_a_violation(tmp_path):
     f.write_text("from lassi.cli.main import main\nimport lassi.report.html\n")
     mods = _modules()
     assert _imports(f, mods) >= {"lassi.cli.main", "lassi.report.html"}
+
+
+def test_every_table_names_its_producer_and_sql():
+    """One hop from a table to what builds it: the registry's module:function exists, and a
+    table's SQL file (if any) is `sql/<family>/<table>.sql`."""
+    import importlib
+
+    from lassi.core.schemas import REGISTRY
+
+    for name, t in REGISTRY.items():
+        module, _, fn = t.producer.split()[0].partition(":")
+        assert hasattr(importlib.import_module(module), fn), f"{name}: {t.producer}"
+        if t.sql is not None:
+            assert t.sql == f"{t.family}/{name}.sql" or name in t.sql, (name, t.sql)
+            assert (REPO / "sql" / t.sql).is_file(), f"{name}: sql/{t.sql} missing"
+
+
+def test_sql_files_are_tables_steps_reports_or_tools():
+    """Under sql/<family>/ only table builders; intermediates in steps/, report and tool
+    queries in sql/report/ and sql/tools/."""
+    from lassi.core.schemas import REGISTRY
+
+    built = {t.sql for t in REGISTRY.values() if t.sql}
+    stray = []
+    for f in sorted((REPO / "sql").rglob("*.sql")):
+        rel = f.relative_to(REPO / "sql").as_posix()
+        top = rel.split("/")[0]
+        if top in ("report", "tools") or "/steps/" in rel:
+            continue
+        if rel not in built:
+            stray.append(rel)
+    assert stray == [], f"SQL files that build no registered table: {stray}"

@@ -9,14 +9,14 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   its interval's midpoint, as in the system views):
 
   * forwarding node: bandwidth = the largest Lustre client sample (bytes summed over the
-    node's OSTs / interval, sql/component_fwd_minute.sql); it serves when its LWFS server
+    node's OSTs / interval, sql/beacon/steps/component_fwd_minute.sql); it serves when its LWFS server
     handled Read/Write requests in the minute; the demand evidence is the LWFS server
     queue: on average at least FWD_MIN_QUEUE (1) request waiting in the minute. A lightly
     used node serves every request at once, its queue stays empty: low bandwidth there is
     low demand, not low capability.
-  * OST: bandwidth and peak from sql/view_ost_util.sql (the system view, reused); it
+  * OST: bandwidth and peak from sql/beacon/view_ost_util.sql (the system view, reused); it
     serves when it moved bytes in the minute; the demand evidence
-    (sql/component_ost_minute.sql) is that every sample of the minute moved bytes (the OST
+    (sql/beacon/steps/component_ost_minute.sql) is that every sample of the minute moved bytes (the OST
     never went idle, so requests were waiting all the time), or that at least
     OST_CEILING_SAMPLES (2) of its samples ran at its ceiling — within 5 % of its fastest
     sample of the surrounding hour: a capped OST serves every burst at the same rate even
@@ -28,10 +28,10 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
 
   A serving minute with bandwidth >= the threshold is `high` (the component showed it can
   serve), a low serving minute with demand evidence is `low`; other minutes give no
-  verdict. Gaps and islands (window functions, sql/component_islands.sql): a run of `low`
+  verdict. Gaps and islands (window functions, sql/beacon/steps/component_islands.sql): a run of `low`
   minutes with no `high` minute between them and no gap longer than MAX_GAP_MIN (15)
   minutes is an anomaly when it lasts >= anomaly_min_minutes (first low minute to the end
-  of the last). Consequences are dropped (sql/component_system.sql): a slow component
+  of the last). Consequences are dropped (sql/beacon/steps/component_system.sql): a slow component
   throttles the jobs using it, whose other components then serve little although their
   clients queue. An island covered by another component's island is attributed to that
   one when the other began CONSEQUENCE_LEAD_MIN (10) minutes or more earlier, or is of the
@@ -39,17 +39,17 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   minutes < CONSEQUENCE_SLOWER (0.8) x its own: the slow one is pinned under its reduced
   capacity, a victim reaches higher whenever its jobs' demand comes back), or is of the
   other kind and carried at least CONSEQUENCE_SHARE (0.5) of its traffic meanwhile
-  (forwarding node -> OST bytes of sql/fwd_ost_minute.sql, reused) — unless it explains
+  (forwarding node -> OST bytes of sql/beacon/steps/fwd_ost_minute.sql, reused) — unless it explains
   the other in turn (then both stay).
   `ongoing`: the island reaches the last MAX_GAP_MIN minutes of the day; summaries and
   alerts join it with the next day's island of the component that starts at 00:00
-  (sql/component_chains.sql).
+  (sql/beacon/steps/component_chains.sql).
 
 - rule `straggler`: within each job of at least `large_job_nodes` nodes, DBSCAN
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
   bandwidth its forwarding nodes and, separately, its OSTs gave it, as log2(rate / the
   layer's median). The rate is per forwarding-node/OST pair
-  (sql/component_straggler_input.sql): the job's bytes through each pair over the seconds
+  (sql/beacon/steps/component_straggler_input.sql): the job's bytes through each pair over the seconds
   of the Lustre-client samples (about 10 s) that moved them, and per component the
   median over its main pairs (>= STRAGGLER_MAIN_PAIR_FRACTION (0.2) x
   the bytes of its largest pair). An OST's rate for a job grows with the number of the
@@ -65,7 +65,7 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   node delays the job's data on the OSTs it feeds, a slow OST the forwarding nodes
   feeding it; a straggler that moved >= STRAGGLER_CONSEQUENCE_SHARE (0.5) of its bytes
   over the job's minutes to or from stragglers of the other layer of the same job
-  (forwarding node -> OST traffic, sql/fwd_ost_minute.sql) is attributed to them, unless
+  (forwarding node -> OST traffic, sql/beacon/steps/fwd_ost_minute.sql) is attributed to them, unless
   it explains one of them in turn (then both stay).
 
 `component_anomaly_summary` counts the joined system anomalies per kind in the paper's
@@ -151,13 +151,13 @@ def component_minutes(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     p = sv._day_params(date)
     parts = []
     if have["raw_lustre_client"] or have["raw_lwfs_server"]:
-        spark.sql(sql("component_fwd_minute", **p)).createOrReplaceTempView("cmp_fwd")
+        spark.sql(sql("beacon/steps/component_fwd_minute", **p)).createOrReplaceTempView("cmp_fwd")
         parts.append("SELECT kind, component, minute, max_bw, peak_bw, requests > 0 AS serving, "
                      f"COALESCE(queue_avg, 0) >= {FWD_MIN_QUEUE!r} AS pressured, "
                      "queue_avg AS evidence_value FROM cmp_fwd")
     if have["raw_ost"]:
-        spark.sql(sql("view_ost_util", **p)).createOrReplaceTempView("cmp_ost_util")
-        spark.sql(sql("component_ost_minute", **p)).createOrReplaceTempView("cmp_ost")
+        spark.sql(sql("beacon/view_ost_util", **p)).createOrReplaceTempView("cmp_ost_util")
+        spark.sql(sql("beacon/steps/component_ost_minute", **p)).createOrReplaceTempView("cmp_ost")
         parts.append("SELECT kind, component, minute, max_bw, peak_bw, bytes > 0 AS serving, "
                      f"{OST_PRESSURED} AS pressured, "
                      "CAST(busy_samples AS DOUBLE) AS evidence_value FROM cmp_ost")
@@ -177,13 +177,13 @@ def system_anomalies(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     s = settings(site)
     spark = wh.spark
     component_minutes(wh, site, date)
-    islands = spark.sql(sql("component_islands", fraction=repr(s["fraction"]),
+    islands = spark.sql(sql("beacon/steps/component_islands", fraction=repr(s["fraction"]),
                             min_minutes=s["min_minutes"], max_gap=MAX_GAP_MIN,
                             day_end=_day_end(date), date=date.isoformat())).localCheckpoint()
     islands.createOrReplaceTempView("cmp_islands")
     spark.table("sv_client").createOrReplaceTempView("lustre_client")
-    spark.sql(sql("fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
-    return spark.sql(sql("component_system", lead=CONSEQUENCE_LEAD_MIN, max_gap=MAX_GAP_MIN,
+    spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
+    return spark.sql(sql("beacon/steps/component_system", lead=CONSEQUENCE_LEAD_MIN, max_gap=MAX_GAP_MIN,
                          slower=repr(CONSEQUENCE_SLOWER), min_share=repr(CONSEQUENCE_SHARE),
                          date=date.isoformat()))
 
@@ -265,7 +265,7 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("job_summary", date).createOrReplaceTempView("cmp_jobs")
     wh.read("job_timeseries", date).createOrReplaceTempView("cmp_ts")
     _register_peaks(wh, site)
-    per = spark.sql(sql("component_straggler_input", large_job_nodes=s["large_job_nodes"],
+    per = spark.sql(sql("beacon/steps/component_straggler_input", large_job_nodes=s["large_job_nodes"],
                         active_fraction=repr(STRAGGLER_ACTIVE_FRACTION),
                         main_pair_fraction=repr(STRAGGLER_MAIN_PAIR_FRACTION)))
     found = per.groupBy("job_id").applyInPandas(
@@ -291,7 +291,7 @@ def _straggler_shares(wh: Warehouse) -> DataFrame:
     job (`via`), from forwarding node -> OST traffic (needs views cmp_ts, sv_client)."""
     spark = wh.spark
     spark.table("sv_client").createOrReplaceTempView("lustre_client")
-    spark.sql(sql("fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
+    spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
     return spark.sql("""
         WITH jm AS (
           SELECT DISTINCT t.job_id,
@@ -369,11 +369,11 @@ def build_component_anomaly(wh: Warehouse, site: Site, date: dt.date) -> str:
 
 def joined_anomalies(wh: Warehouse, first: dt.date, last: dt.date) -> DataFrame:
     """System-rule anomalies of [first, last] with the pieces of one anomaly that crosses
-    midnight joined (columns of sql/component_chains.sql)."""
+    midnight joined (columns of sql/beacon/steps/component_chains.sql)."""
     first, last = as_date(first), as_date(last)
     wh.read("component_anomaly", days(first, last)).filter("rule = 'system'") \
         .createOrReplaceTempView("cmp_hist")
-    return wh.spark.sql(sql("component_chains", max_gap=MAX_GAP_MIN))
+    return wh.spark.sql(sql("beacon/steps/component_chains", max_gap=MAX_GAP_MIN))
 
 
 def component_anomaly_summary(wh: Warehouse, first: dt.date, last: dt.date) -> pd.DataFrame:

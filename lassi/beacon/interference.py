@@ -2,14 +2,14 @@
 
 Runs after `io_phase` and `component_anomaly`. For every job of the date in `anomaly`, its
 neighbours are the jobs that shared one of its forwarding nodes and did I/O during one of
-its abnormal phases (sql/interference.sql). Each neighbour's interference-prone features
+its abnormal phases (sql/beacon/interference.sql). Each neighbour's interference-prone features
 are its run's: N:1 mode, MDOPS above `thresholds.high_mdops`, peak bandwidth at least
 `interference.high_bw_fraction` of a forwarding node's peak, peak IOPS at least
 `interference.high_iops_fraction` of its peak IOPS; its weight is the load it put on the
 shared forwarding nodes during the phases. One cause per abnormal job among N:1, high
 MDOPS, high bandwidth, high IOPS, mix, multiple jobs, system anomaly, unknown: a failing
 component first, then the features of the neighbours that made at least
-`interference.significant_share` of that load (sql/interference_cause.sql says the
+`interference.significant_share` of that load (sql/beacon/steps/interference_cause.sql says the
 order). Writes `interference`: one row per (abnormal job, neighbour), a job without
 neighbours once with a null neighbour.
 """
@@ -60,8 +60,8 @@ def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
      .createOrReplaceTempView("jts"))
     wh.read("component_anomaly", period).createOrReplaceTempView("comp")
     t = thresholds(site)
-    spark.sql(sql("interference", **t)).createOrReplaceTempView("nb")
-    out = spark.sql(sql("interference_cause", date=date.isoformat(), **t)).localCheckpoint()
+    spark.sql(sql("beacon/interference", **t)).createOrReplaceTempView("nb")
+    out = spark.sql(sql("beacon/steps/interference_cause", date=date.isoformat(), **t)).localCheckpoint()
     wh.write(out, "interference", [date])
     causes = (out.select("job_id", "cause").distinct().groupBy("cause").count()
               .orderBy(F.desc("count")).collect())          # at most eight causes

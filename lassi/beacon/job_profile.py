@@ -4,12 +4,12 @@ Inter-layer correlation as Beacon's §3.3.2: trace lines → jobs (job log: who 
 then; `lassi.beacon.trace_merge.attribute_trace`, the rule the second pass uses too) → forwarding
 nodes (static map, `fwd_map`) → OSTs (Lustre client layer of those forwarding nodes) and
 the MDS (its per-source counters). Where jobs share a forwarding node, its load is split
-by each job's compute-side throughput in that minute (`sql/job_share.sql`).
+by each job's compute-side throughput in that minute (`sql/beacon/steps/job_share.sql`).
 Writes `job_timeseries` and `job_summary` for the jobs that started on the date or the day
 before (a job that crossed midnight is finished the day after it started), like `slowdown`.
 
-The SQL is in sql/job_trace.sql, job_compute_second.sql, job_share.sql, fwd_ost_minute.sql,
-mds_minute.sql, job_timeseries.sql and job_summary.sql.
+The SQL is in sql/beacon/steps/job_trace.sql, beacon/steps/job_compute_second.sql, beacon/steps/job_share.sql, beacon/steps/fwd_ost_minute.sql,
+beacon/steps/mds_minute.sql, beacon/job_timeseries.sql and beacon/job_summary.sql.
 """
 
 from __future__ import annotations
@@ -59,16 +59,16 @@ def register_inputs(wh: Warehouse, dates: list[dt.date]) -> None:
     maps.dropDuplicates(["node"]).createOrReplaceTempView("fwd_map")
     attributed = [attribute_trace(wh, d) for d in dates]
     reduce(DataFrame.unionByName, attributed).createOrReplaceTempView("attributed")
-    spark.sql(sql("job_trace")).localCheckpoint().createOrReplaceTempView("job_trace")
-    spark.sql(sql("job_compute_second")).localCheckpoint() \
+    spark.sql(sql("beacon/steps/job_trace")).localCheckpoint().createOrReplaceTempView("job_trace")
+    spark.sql(sql("beacon/steps/job_compute_second")).localCheckpoint() \
         .createOrReplaceTempView("job_compute_second")
-    spark.sql(sql("job_share")).localCheckpoint().createOrReplaceTempView("job_share")
-    spark.sql(sql("fwd_ost_minute")).createOrReplaceTempView("fwd_ost")
-    spark.sql(sql("mds_minute")).createOrReplaceTempView("mds_minute")
+    spark.sql(sql("beacon/steps/job_share")).localCheckpoint().createOrReplaceTempView("job_share")
+    spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("fwd_ost")
+    spark.sql(sql("beacon/steps/mds_minute")).createOrReplaceTempView("mds_minute")
 
 
 def _size_exprs() -> dict[str, str]:
-    """The request-size bucket expressions of job_summary.sql."""
+    """The request-size bucket expressions of beacon/job_summary.sql."""
     edges = REQUEST_SIZE_EDGES + [None]
     conds = [f"size >= {lo}" + (f" AND size < {hi}" if hi is not None else "")
              for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
@@ -82,14 +82,14 @@ def _size_exprs() -> dict[str, str]:
 
 def job_timeseries(wh: Warehouse) -> DataFrame:
     """job_timeseries rows of the registered jobs (needs register_jobs/register_inputs)."""
-    return wh.spark.sql(sql("job_timeseries"))
+    return wh.spark.sql(sql("beacon/job_timeseries"))
 
 
 def job_summary(wh: Warehouse, site: Site, ts: DataFrame) -> DataFrame:
     """job_summary rows of the registered jobs, given their job_timeseries rows `ts`."""
     ts.createOrReplaceTempView("job_ts")
     cores = int(site.data["compute"].get("procs_per_node", 1))
-    return wh.spark.sql(sql("job_summary", cores_per_node=cores,
+    return wh.spark.sql(sql("beacon/job_summary", cores_per_node=cores,
                             ost_min_fraction=OST_MIN_FRACTION, **_size_exprs()))
 
 

@@ -13,7 +13,7 @@ Thresholds (module constants; the first three can be overridden by the site's
 - cache thrashing: forwarding-layer reads > CACHE_THRASHING_FACTOR (2) x compute reads;
   write amplification: OST writes > WRITE_AMPLIFICATION_FACTOR (1.2) x compute writes.
   The compute layer is the trace, which may hold only some jobs: both compare the compute
-  volume scaled to all clients (see sql/view_layer_volume.sql, `coverage`). The forwarding
+  volume scaled to all clients (see sql/beacon/view_layer_volume.sql, `coverage`). The forwarding
   layer's read/write split uses the OST counters' bytes per RPC (the Lustre client format
   has one pages-per-RPC average for both), so the flags do not follow that average's bias.
 - forwarding load bands (FWD_LOAD_BANDS; `fwd_load_bands` as {high: x, mid: y, low: z}),
@@ -161,7 +161,7 @@ def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> dict[str, bool]
                         ("raw_mds", "sv_mds"), ("job_summary", "sv_jobs"),
                         ("ost_map", "sv_ost_map")):
         wh.read(table, date).createOrReplaceTempView(view)
-    spark.sql(sql("fwd_sample")).createOrReplaceTempView("sv_fwd_sample")
+    spark.sql(sql("beacon/steps/fwd_sample")).createOrReplaceTempView("sv_fwd_sample")
     spark.createDataFrame([(f.name, f.ost_peak_bw) for f in site.filesystems], _SITE_FS) \
         .createOrReplaceTempView("sv_site_fs")
     # forwarding nodes: the day's fwd_map (its peaks, else the site's), else the site's list
@@ -184,21 +184,21 @@ def view_frames(wh: Warehouse, site: Site, date: dt.date,
     p = _day_params(date)
     empty = {t: spark.createDataFrame([], s) for t, s in VIEW_TABLES.items()}
     out = {
-        "view_ost_util": spark.sql(sql("view_ost_util", **p)) if have["raw_ost"]
+        "view_ost_util": spark.sql(sql("beacon/view_ost_util", **p)) if have["raw_ost"]
         else empty["view_ost_util"],
-        "view_fwd_load": spark.sql(sql("view_fwd_load", band=band_expr(fwd_load_bands(site)),
+        "view_fwd_load": spark.sql(sql("beacon/view_fwd_load", band=band_expr(fwd_load_bands(site)),
                                        **p)) if have["raw_lustre_client"]
         else empty["view_fwd_load"],
-        "view_mds_source": spark.sql(sql("view_mds_source", **p)) if have["raw_mds"]
+        "view_mds_source": spark.sql(sql("beacon/view_mds_source", **p)) if have["raw_mds"]
         else empty["view_mds_source"],
-        "view_io_mode": spark.sql(sql("view_io_mode", min_bytes=NONTRIVIAL_BYTES,
+        "view_io_mode": spark.sql(sql("beacon/view_io_mode", min_bytes=NONTRIVIAL_BYTES,
                                       date=p["date"])) if have["job_summary"]
         else empty["view_io_mode"],
     }
     layers = {"has_compute": have["raw_lwfs_trace"], "has_forwarding": have["raw_lustre_client"],
               "has_ost": have["raw_ost"]}
     out["view_layer_volume"] = (
-        spark.sql(sql("view_layer_volume", factor_read=repr(thrashing_factor(site)),
+        spark.sql(sql("beacon/view_layer_volume", factor_read=repr(thrashing_factor(site)),
                       factor_write=repr(amplification_factor(site)), date=p["date"],
                       **{k: "TRUE" if v else "FALSE" for k, v in layers.items()}))
         if any(layers.values()) else empty["view_layer_volume"])

@@ -12,12 +12,12 @@ seconds from its start on (ties: the larger job_id), so a line is never counted 
 Lines of no job (also lines whose ip maps to no node) are kept under job_id '-'.
 
 Node identity is `node`, or the ip when the parser could not name the node. Merging
-(sql/trace_merged.sql): entries of one job with the same vector <second, op, fd, size,
+(sql/beacon/trace_merged.sql): entries of one job with the same vector <second, op, fd, size,
 offset, count, path> become one row listing the nodes; data entries have a null path,
 metadata entries a null size and offset. Timestamps are kept to the second (the trace's
 granularity); the milliseconds of raw_lwfs_trace are not.
 
-Losslessness (sql/trace_compression.sql) is checked against the stored trace_merged: per
+Losslessness (sql/beacon/trace_compression.sql) is checked against the stored trace_merged: per
 job, exploding it over its nodes must give exactly the multiset of the job's
 raw_lwfs_trace entries projected on (node, second, op, fd, size, offset, count, path).
 """
@@ -92,7 +92,7 @@ def write_trace_compression(wh: Warehouse, date: DateLike) -> DataFrame:
     date = as_date(date)
     _register(wh, date)
     wh.read("trace_merged", [date]).createOrReplaceTempView("merged_in")
-    out = wh.spark.sql(sql("trace_compression", date=date.isoformat())).localCheckpoint()
+    out = wh.spark.sql(sql("beacon/trace_compression", date=date.isoformat())).localCheckpoint()
     wh.write(out, "trace_compression", [date])
     return out
 
@@ -117,10 +117,10 @@ def _summary(comp: DataFrame, date: dt.date) -> str:
 
 
 def write_trace_merged(wh: Warehouse, date: DateLike) -> None:
-    """Merge and write trace_merged of `date` (sql/trace_merged.sql)."""
+    """Merge and write trace_merged of `date` (sql/beacon/trace_merged.sql)."""
     date = as_date(date)
     _register(wh, date)
-    wh.write(wh.spark.sql(sql("trace_merged", date=date.isoformat())), "trace_merged", [date])
+    wh.write(wh.spark.sql(sql("beacon/trace_merged", date=date.isoformat())), "trace_merged", [date])
 
 
 def build_trace_merged(wh: Warehouse, site: Site | None, date: DateLike) -> str:

@@ -1,4 +1,4 @@
-"""Spark SQL text lives in `sql/` (the package `lassi.sql`); this loads it and fills ${parameters}."""
+"""Spark SQL text lives in `sql/` (the package `lassi.sql`); this loads it, fills ${parameters}."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
     fh_ext.createOrReplaceTempView("fh_ext")
     wh.read("app_run", period).createOrReplaceTempView("period_runs")
     try:
-        summary = _pdf(spark.sql(sql("report_summary"))).iloc[0].to_dict()
+        summary = _pdf(spark.sql(sql("report/summary"))).iloc[0].to_dict()
         summary = {k: int(v) for k, v in summary.items()}
 
         fs_hour = _pdf(fh_ext.filter(F.col("date").isin(present)).select(
@@ -110,14 +110,14 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
 
         app_risk = {}
         for kind in ("oss", "mds"):
-            pdf = _pdf(spark.sql(sql("report_app_risk", risk=f"risk_{kind}",
+            pdf = _pdf(spark.sql(sql("report/app_risk", risk=f"risk_{kind}",
                                      top_n=TOP_CONTRIBUTORS)))
             pdf["label"] = [a if isinstance(a, str) else "other apps" for a in pdf["app_id"]]
             app_risk[kind] = pdf
 
         risk_ops = [o for o in ALL_COUNTERS if o in oss_ops or o in mds_ops]
         op_max = ",\n         ".join(f"MAX(r_{o}) AS max_r_{o}" for o in risk_ops)
-        top = _pdf(spark.sql(sql("report_top_apps", op_max=op_max, top_n=TOP_APPS)))
+        top = _pdf(spark.sql(sql("report/top_apps", op_max=op_max, top_n=TOP_APPS)))
         top_op, top_r = [], []
         for _, row in top.iterrows():
             vals = {o: row[f"max_r_{o}"] for o in risk_ops}
@@ -128,7 +128,7 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
         top = top.drop(columns=[f"max_r_{o}" for o in risk_ops])
         top = top.sort_values(["fs", "rank"]).reset_index(drop=True)
 
-        slowed = _pdf(spark.sql(sql("report_slowed_runs", top_n=TOP_SLOWED)))
+        slowed = _pdf(spark.sql(sql("report/slowed_runs", top_n=TOP_SLOWED)))
         slowed = slowed.sort_values(["fs", "rank"]).reset_index(drop=True)
 
         baseline = _pdf(wh.read("fs_baseline", [present[-1]]).drop("date"))

@@ -45,10 +45,10 @@ def tokio_section(wh: Warehouse, site: Site, date, out_dir: Path) -> str:
     wh.read("job_metrics", history_dates(site, date)).createOrReplaceTempView("rt_hist")
     wh.read("ost_health", date).createOrReplaceTempView("rt_health")
     rel, folder = f"{SUBDIR}/{date.isoformat()}", Path(out_dir) / SUBDIR / date.isoformat()
-    ov = spark.sql(sql("report_tokio_overview")).collect()[0].asDict()
-    slow = spark.sql(sql("report_tokio_slow_jobs", top=TOP_SLOW,
+    ov = spark.sql(sql("report/tokio_overview")).collect()[0].asDict()
+    slow = spark.sql(sql("report/tokio_slow_jobs", top=TOP_SLOW,
                          min_runs=MIN_HISTORY_RUNS)).toPandas()
-    health = spark.sql(sql("report_ost_health", top=TOP_FULLEST)).toPandas()
+    health = spark.sql(sql("report/ost_health", top=TOP_FULLEST)).toPandas()
     out = [f'<h2 id="tokio-{date}">Jobs and the file system (TOKIO), {date}</h2>',
            _overview(ov, date)]
     out.append(_slow_html(wh, site, slow, folder, rel))

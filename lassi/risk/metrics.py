@@ -1,8 +1,8 @@
 """LASSi stages `app_hour` and `fs_hour`: node_window attributed to application launches per
 hour, the filesystem baseline, per-op risk and ops metrics (DESIGN.md "Key definitions").
 
-The SQL is in sql/app_launch.sql, app_hour_counts.sql, fs_baseline.sql, app_hour_risk.sql and
-fs_hour.sql; this module fills in their column lists and wires the views.
+The SQL is in sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql, risk/fs_baseline.sql, risk/app_hour.sql and
+risk/fs_hour.sql; this module fills in their column lists and wires the views.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def register_launches(wh: Warehouse, date: dt.date) -> DataFrame:
     """Register and return the view `app_launch`: launches that may overlap `date`."""
     launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
     wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
-    df = wh.spark.sql(sql("app_launch"))
+    df = wh.spark.sql(sql("risk/steps/app_launch"))
     df.createOrReplaceTempView("app_launch")
     return df
 
@@ -33,7 +33,7 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("node_window", [date]).createOrReplaceTempView("nw")
     start, end = day_bounds(date)
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
-    return wh.spark.sql(sql("app_hour_counts", window_s=site.window_s, day_start=start,
+    return wh.spark.sql(sql("risk/steps/app_hour_counts", window_s=site.window_s, day_start=start,
                             day_end=end, sum_counters=sums,
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
@@ -47,7 +47,7 @@ def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> D
     rows.createOrReplaceTempView("baseline_rows")
     pairs = ", ".join(f"'{c}', CAST({c} AS DOUBLE)" for c in ALL_COUNTERS)
     stack = f"stack({len(ALL_COUNTERS)}, {pairs})"
-    return wh.spark.sql(sql("fs_baseline", stack=stack, period_start=first.isoformat(),
+    return wh.spark.sql(sql("risk/fs_baseline", stack=stack, period_start=first.isoformat(),
                             period_end=last.isoformat()))
 
 
@@ -68,7 +68,7 @@ def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFra
         f"CASE WHEN b.sd_{c} > 0 THEN (c.{c} - {alpha} * b.mu_{c}) / b.sd_{c} ELSE 0.0 END "
         f"AS r_{c}" for c in ALL_COUNTERS)
     risk = site.data["risk"]
-    return wh.spark.sql(sql("app_hour_risk", base_pivot=pivot, risk_cols=risk_cols,
+    return wh.spark.sql(sql("risk/app_hour", base_pivot=pivot, risk_cols=risk_cols,
                             risk_oss=_positive_sum(risk["oss_ops"]),
                             risk_mds=_positive_sum(risk["mds_ops"]), date=date.isoformat()))
 
@@ -89,6 +89,6 @@ def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     counters = schema_of("fs_hour").fieldNames()
     sums = ",\n       ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS if c in counters)
     risks = ",\n       ".join(f"SUM(GREATEST(r_{c}, 0.0)) AS r_{c}" for c in ALL_COUNTERS)
-    out = wh.spark.sql(sql("fs_hour", sum_counters=sums, sum_risks=risks)).localCheckpoint()
+    out = wh.spark.sql(sql("risk/fs_hour", sum_counters=sums, sum_risks=risks)).localCheckpoint()
     wh.write(out, "fs_hour", [date])
     return out.count()

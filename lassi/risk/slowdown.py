@@ -25,10 +25,10 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     first, last = baseline_period(site, date)
     wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last)) \
         .createOrReplaceTempView("app_run_in")
-    wh.spark.sql(sql("app_launch")).createOrReplaceTempView("app_launch")
+    wh.spark.sql(sql("risk/steps/app_launch")).createOrReplaceTempView("app_launch")
     wh.read("app_hour", days(first, last)).createOrReplaceTempView("period_app_hour")
     factor = float(site.thresholds["slowdown_factor"])
-    df = wh.spark.sql(sql("run_metrics", factor=factor))
+    df = wh.spark.sql(sql("risk/steps/run_metrics", factor=factor))
     df.createOrReplaceTempView("run_metrics")
     return df
 
@@ -38,7 +38,7 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     first, last = baseline_period(site, date)
     metrics = run_metrics(wh, site, date).localCheckpoint()
     metrics.createOrReplaceTempView("run_metrics")
-    groups = wh.spark.sql(sql("run_group", period_start=first.isoformat(),
+    groups = wh.spark.sql(sql("risk/run_group", period_start=first.isoformat(),
                               period_end=last.isoformat(), date=date.isoformat())
                         ).localCheckpoint()
     wh.write(groups, "run_group", [date])

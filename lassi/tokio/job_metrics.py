@@ -8,7 +8,7 @@ metadata ops and OSS/MDS CPU; OST fullness and failovers at the nearest `lfs df`
 `lctl dl` snapshot; the jobs running at the same time; and the coverage factors (the
 job's bytes / the file system's bytes, the job's opens / the file system's opens).
 Without Darshan, a job's bytes come from LASSi's export statistics (app_hour) or Beacon's
-traces (job_summary), named in `bytes_source`. SQL: sql/job_info.sql, sql/job_metrics.sql.
+traces (job_summary), named in `bytes_source`. SQL: sql/tokio/steps/job_info.sql, sql/tokio/job_metrics.sql.
 """
 
 from __future__ import annotations
@@ -103,9 +103,9 @@ def _sources_sql(site: Site) -> str:
 
 
 def job_metrics_df(wh: Warehouse, site: Site, jobs: DataFrame) -> DataFrame:
-    """The metrics of `jobs` (rows of sql/job_info.sql), with the declared schema."""
+    """The metrics of `jobs` (rows of sql/tokio/steps/job_info.sql), with the declared schema."""
     _view(jobs, "jm_jobs")
-    out = wh.spark.sql(sql("job_metrics"))
+    out = wh.spark.sql(sql("tokio/job_metrics"))
     return out.select(*[F.col(f.name).cast(f.dataType).alias(f.name)
                         for f in schema_of("job_metrics").fields])
 
@@ -113,7 +113,7 @@ def job_metrics_df(wh: Warehouse, site: Site, jobs: DataFrame) -> DataFrame:
 def build_job_metrics(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Daily stage: the metrics of every job that started on `date` → `job_metrics`."""
     _info_views(wh, [date])
-    jobs = wh.spark.sql(sql("job_info", sources=_sources_sql(site)))
+    jobs = wh.spark.sql(sql("tokio/steps/job_info", sources=_sources_sql(site)))
     jobs = jobs.filter(F.to_date("start") == F.lit(date)).localCheckpoint()
     _context_views(wh, site, [date])
     rows = job_metrics_df(wh, site, jobs).localCheckpoint()
@@ -130,7 +130,7 @@ def summarize_jobs(wh: Warehouse, site: Site, job_ids: list[str],
     """
     ids = list(dict.fromkeys(str(j) for j in job_ids))
     _info_views(wh, None, ids)
-    info = wh.spark.sql(sql("job_info", sources=_sources_sql(site)))
+    info = wh.spark.sql(sql("tokio/steps/job_info", sources=_sources_sql(site)))
     found = info.collect()                                  # one row per requested job
     jobs = wh.spark.createDataFrame(found, info.schema)
     days = sorted({r["start"].date() for r in found})

@@ -2,7 +2,7 @@
 job performance (default `job_metrics.perf_mibs`) against every other numeric column of
 `job_metrics`, over the jobs of a period.
 
-The coefficients are Spark aggregates (`corr`, one pass, sql/correlate.sql) over the jobs
+The coefficients are Spark aggregates (`corr`, one pass, sql/tools/correlate.sql) over the jobs
 where both values are present; only the single aggregate row is collected. p-values are
 two-sided, from r and n alone, as `scipy.stats.pearsonr` computes them: under no
 correlation r follows a beta distribution on (-1, 1) with a = b = n/2 - 1, so
@@ -87,7 +87,7 @@ def correlate(wh: Warehouse, first: dt.date | None = None, last: dt.date | None 
     jm = wh.read("job_metrics", dates)
     jm.createOrReplaceTempView("jm")
     metrics = [c for c in cols if c != perf and c not in SAME_AS.get(perf, set())]
-    row = wh.spark.sql(sql("correlate", aggs=_aggs(perf, metrics))).collect()[0]
+    row = wh.spark.sql(sql("tools/correlate", aggs=_aggs(perf, metrics))).collect()[0]
     span = "every day" if first is None else (
         first.isoformat() if first == last else f"{first}..{last}")
     if not row["jobs"]:

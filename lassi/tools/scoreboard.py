@@ -4,12 +4,12 @@ applications and file systems by I/O volume over a period.
 Sources, first that has rows in the period (partitions = UTC days):
 - `darshan`: `darshan_job` (user; application = basename of the executable; job id) and
   `darshan_file` (bytes per file system = the mount of each file record, POSIX + STDIO
-  modules) — sql/scoreboard_darshan.sql;
+  modules) — sql/tools/scoreboard_darshan.sql;
 - otherwise the scheduler/LASSi and Beacon tables, together when both have rows:
   `lassi`: `app_hour` (fs, read_kb/write_kb x 1024, user, exe) with `app_run` filling a
-  missing user/exe — sql/scoreboard_lassi.sql; `beacon`: `job_summary` (user, app,
-  read/write bytes; no file-system split) — sql/scoreboard_beacon.sql.
-Ranking (sql/scoreboard_top.sql): read, write and total bytes and the number of distinct
+  missing user/exe — sql/tools/scoreboard_lassi.sql; `beacon`: `job_summary` (user, app,
+  read/write bytes; no file-system split) — sql/tools/scoreboard_beacon.sql.
+Ranking (sql/tools/scoreboard_top.sql): read, write and total bytes and the number of distinct
 jobs per user, application and file system; top N by total bytes. Only the top-N rows are
 collected.
 """
@@ -44,17 +44,17 @@ def _input_view(wh: Warehouse, first: dt.date, last: dt.date) -> tuple[object, l
     if _has_rows(wh, "darshan_job", period):
         wh.read("darshan_job", period).createOrReplaceTempView("dj")
         wh.read("darshan_file", period).createOrReplaceTempView("dfl")
-        return spark.sql(sql("scoreboard_darshan")), ["darshan"]
+        return spark.sql(sql("tools/scoreboard_darshan")), ["darshan"]
     parts, used = [], []
     if _has_rows(wh, "app_hour", period):
         wh.read("app_hour", period).createOrReplaceTempView("ah")
         before = [first - dt.timedelta(days=1), *period]
         wh.read("app_run", before).createOrReplaceTempView("ar")
-        parts.append(spark.sql(sql("scoreboard_lassi")))
+        parts.append(spark.sql(sql("tools/scoreboard_lassi")))
         used.append("lassi")
     if _has_rows(wh, "job_summary", period):
         wh.read("job_summary", period).createOrReplaceTempView("js")
-        parts.append(spark.sql(sql("scoreboard_beacon")))
+        parts.append(spark.sql(sql("tools/scoreboard_beacon")))
         used.append("beacon")
     if not parts:
         span = first.isoformat() if first == last else f"{first}..{last}"
@@ -80,7 +80,7 @@ def scoreboard(wh: Warehouse, first: dt.date, last: dt.date, top: int = 10,
     src, used = _input_view(wh, first, last)
     src.createOrReplaceTempView("sb")
     no_fs = "(no mount)" if used == ["darshan"] else "(no fs split)"
-    top_rows = wh.spark.sql(sql("scoreboard_top", top_n=int(top), no_fs=no_fs)).toPandas()
+    top_rows = wh.spark.sql(sql("tools/scoreboard_top", top_n=int(top), no_fs=no_fs)).toPandas()
     source = " + ".join(f"{u} ({SOURCE_TABLES[u]})" for u in used)
     out = []
     for cat, _ in CATEGORIES:

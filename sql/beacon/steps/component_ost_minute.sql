@@ -1,9 +1,9 @@
 -- component_ost_minute: per OST and minute of the day, the bandwidth columns of
--- view_ost_util.sql (max_bw, peak_bw) and the demand evidence of the OST counters.
--- Inputs: views `cmp_ost_util` (view_ost_util.sql over the day), `sv_ost` (raw_ost of the
+-- beacon/view_ost_util.sql (max_bw, peak_bw) and the demand evidence of the OST counters.
+-- Inputs: views `cmp_ost_util` (beacon/view_ost_util.sql over the day), `sv_ost` (raw_ost of the
 -- day). Parameters: day_start, last_minute.
 -- Samples go to the minute of their interval's midpoint, clamped into the day, exactly as
--- in view_ost_util.sql. `busy_samples`: samples whose interval moved bytes; an OST that
+-- in beacon/view_ost_util.sql. `busy_samples`: samples whose interval moved bytes; an OST that
 -- had traffic in every sample of the minute had requests waiting the whole minute (a
 -- lightly used OST goes idle between requests), which is one demand evidence.
 -- `ceiling_samples`: busy samples at the OST's ceiling, within 5 % of the fastest sample of

@@ -1,4 +1,4 @@
--- TOKIO summarize_job: one row of metrics per job of jm_jobs (sql/job_info.sql), from every
+-- TOKIO summarize_job: one row of metrics per job of jm_jobs (sql/tokio/steps/job_info.sql), from every
 -- connector. Views: jm_jobs, jm_all_jobs (job_id, start, end: every known job, for
 -- concurrency), jm_darshan_job, jm_darshan_file, jm_mounts (mount -> fs), jm_app_hour,
 -- jm_job_summary, jm_lmt_ost, jm_lmt_mds, jm_ost_health.

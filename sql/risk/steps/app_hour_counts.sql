@@ -1,5 +1,5 @@
 -- app_hour counters: node_window attributed to application launches by an equi-join.
--- Inputs: views `app_launch` (see app_launch.sql) and `nw` (node_window of the day).
+-- Inputs: views `app_launch` (see risk/steps/app_launch.sql) and `nw` (node_window of the day).
 -- Parameters: window_s, day_start, day_end (epoch s), sum_counters, counter_names.
 -- A launch covers the windows of the day that overlap it (window_start < end and
 -- window_start + window_s > start; a launch still running at the day's end runs to it).

@@ -1,10 +1,10 @@
 -- component_fwd_minute: per forwarding node and minute of the day, the largest bandwidth a
 -- Lustre client sample shows (bytes summed over the node's OSTs / interval_s) and the LWFS
 -- server's demand evidence in that minute.
--- Inputs: views `sv_fwd_sample` (fwd_sample.sql), `sv_server` (raw_lwfs_server of
+-- Inputs: views `sv_fwd_sample` (beacon/steps/fwd_sample.sql), `sv_server` (raw_lwfs_server of
 -- the day), `sv_fwds` (fwd, fwd_peak_bw: known forwarding nodes and their peaks).
 -- Parameters: day_start, last_minute (first and last minute of the day, UTC).
--- Bytes are estimated as in view_fwd_load.sql (RPCs x pages per RPC x 4 KiB); a sample
+-- Bytes are estimated as in beacon/view_fwd_load.sql (RPCs x pages per RPC x 4 KiB); a sample
 -- belongs to the minute of its interval's midpoint, clamped into the day. Demand: the
 -- Read/Write requests the LWFS server handled (exe histogram counts) and its queue length
 -- gauge (average and largest of the minute's Queue lines), each line (its counts cover

@@ -1,6 +1,6 @@
 -- report_summary: headline counts of the report period. Input views `period_runs` (app_run
 -- of the period) and `ah` (app_hour of the period). A PBS row is a run only when no finer
--- (ALPS/Slurm/Beacon) row shares its job id, as in app_launch.sql.
+-- (ALPS/Slurm/Beacon) row shares its job id, as in risk/steps/app_launch.sql.
 WITH fine AS (
   SELECT app_id, job_id, slowed FROM period_runs WHERE source <> 'pbs'
 ),

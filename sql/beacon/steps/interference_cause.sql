@@ -1,6 +1,6 @@
 -- interference rows: per abnormal job and neighbour, the neighbour's strongest rates and
 -- features over the job's abnormal phases, and one cause per abnormal job (Fig. 12).
--- Inputs: views `nb` (interference.sql), `ab_job` (job_id, app of the day's abnormal jobs),
+-- Inputs: views `nb` (beacon/interference.sql), `ab_job` (job_id, app of the day's abnormal jobs),
 -- `ab_phase`, `js`, `comp` (component_anomaly of the period). Parameters: significant,
 -- date.
 -- Cause, first match wins:

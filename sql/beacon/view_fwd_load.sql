@@ -1,12 +1,12 @@
 -- view_fwd_load (Beacon Fig. 10): per forwarding node and hour, the peak per-minute load as a
 -- fraction of the node's benchmarked peak bandwidth, and its band.
--- Inputs: views `sv_fwd_sample` (fwd_sample.sql), `sv_fwds` (fwd, fwd_peak_bw:
+-- Inputs: views `sv_fwd_sample` (beacon/steps/fwd_sample.sql), `sv_fwds` (fwd, fwd_peak_bw:
 -- the known forwarding nodes and their peaks, from fwd_map or the site configuration).
 -- Parameters: day_start, last_minute, date, band (a CASE expression over `load`).
--- Bytes are the Lustre client estimate of fwd_ost_minute.sql (RPCs x the interval's average
+-- Bytes are the Lustre client estimate of beacon/steps/fwd_ost_minute.sql (RPCs x the interval's average
 -- pages per RPC x 4 KiB). A minute's bandwidth is its bytes over the seconds its samples
 -- cover (samples summed over OSTs first, one interval per sample), at the interval
--- midpoint as in view_ost_util.sql. Every known node has a row for every hour of the day:
+-- midpoint as in beacon/view_ost_util.sql. Every known node has a row for every hour of the day:
 -- without samples its load is 0 (idle) and `minutes` says so.
 WITH samples AS (SELECT * FROM sv_fwd_sample),
 minutes AS (

@@ -1,6 +1,6 @@
 -- component_system: the day's system-rule anomalies from the islands of
--- component_islands.sql, without the islands that are consequences of another one.
--- Inputs: views `cmp_islands`, `cmp_fwd_ost` (fwd_ost_minute.sql over the day: forwarding
+-- beacon/steps/component_islands.sql, without the islands that are consequences of another one.
+-- Inputs: views `cmp_islands`, `cmp_fwd_ost` (beacon/steps/fwd_ost_minute.sql over the day: forwarding
 -- node -> OST bytes per minute). Parameters: lead, max_gap (minutes), slower, min_share,
 -- date.
 -- A slow component throttles every job that uses it, and the jobs' other components then

@@ -1,6 +1,6 @@
 -- job_timeseries: one job's I/O per layer and component over time (Beacon's per-job view).
--- Inputs: views `beacon_jobs`, `job_trace`, `job_share` (job_share.sql), `fwd_ost`
--- (fwd_ost_minute.sql), `mds_minute` (MDS ops per mds, source node and minute).
+-- Inputs: views `beacon_jobs`, `job_trace`, `job_share` (beacon/steps/job_share.sql), `fwd_ost`
+-- (beacon/steps/fwd_ost_minute.sql), `mds_minute` (MDS ops per mds, source node and minute).
 --   compute  '*'     per second: the job's whole compute side, exact from the trace
 --   compute  <node>  per minute
 --   forwarding <fwd> per minute: the node's Lustre-client traffic x the job's share

@@ -1,7 +1,7 @@
 -- run_group: per exact launch command over the period, the runs' mean and std runtime, how
 -- many were slowed, and the Pearson correlation of runtime with the run's summed risk
 -- (LASSi Fig. 7; null with fewer than 3 runs or no variation).
--- Inputs: views `run_metrics` (run_metrics.sql) and `app_launch`. Parameters: period_start,
+-- Inputs: views `run_metrics` (risk/steps/run_metrics.sql) and `app_launch`. Parameters: period_start,
 -- period_end, date.
 SELECT m.command, FIRST(l.exe, TRUE) AS exe, FIRST(l.user, TRUE) AS user,
        COUNT(*) AS n_runs, AVG(m.runtime_s) AS mean_runtime_s,

@@ -1,0 +1,94 @@
+"""Schemas of the LASSi (risk) tables: node_window, app_hour, fs_hour, fs_baseline, run_group."""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    DateType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructType,
+    TimestampType,
+)
+
+from lassi.core.schemas.common import ALL_COUNTERS, DATE, RISK_COLS, counter_fields, field
+
+NODE_WINDOW = StructType(
+    [
+        field("node", StringType(), False),
+        field("fs", StringType(), False),
+        field("window_start", TimestampType(), False),
+        field("window_s", IntegerType(), False),
+    ]
+    + [field(c, DoubleType() if c.endswith("_kb") else LongType(), False) for c in ALL_COUNTERS]
+    + [field("resets", IntegerType(), False), DATE]
+)
+
+# app_run columns written by the analysis, not by ingest.
+APP_RUN_ANALYSIS = ["runtime_s", "group_runs", "group_mean_s", "slowdown", "slowed",
+                    "risk_oss_sum", "risk_mds_sum"]
+
+APP_HOUR = StructType(
+    [
+        field("app_id", StringType(), False),
+        field("job_id", StringType()),
+        field("fs", StringType(), False),
+        field("hour", TimestampType(), False),
+        field("user", StringType()),
+        field("exe", StringType()),
+        field("command", StringType()),
+        field("n_nodes", IntegerType()),
+        field("node_windows", LongType(), False),   # node x window cells summed into this row
+    ]
+    + counter_fields()
+    + [field(r, DoubleType(), False) for r in RISK_COLS]   # r_x = (x - alpha*mu)/sigma, raw sign
+    + [
+        field("risk_oss", DoubleType(), False),      # sum of positive r_x over the OSS ops
+        field("risk_mds", DoubleType(), False),      # sum of positive r_x over the MDS op set
+        field("read_kb_ops", DoubleType()),          # read_ops*1024/read_kb; null if no data read
+        field("write_kb_ops", DoubleType()),
+        DATE,
+    ]
+)
+
+FS_HOUR = StructType(
+    [field("fs", StringType(), False), field("hour", TimestampType(), False),
+     field("n_apps", LongType(), False)]
+    + counter_fields()
+    + [field(r, DoubleType(), False) for r in RISK_COLS]   # sums of positive per-app risks
+    + [
+        field("risk_oss", DoubleType(), False),
+        field("risk_mds", DoubleType(), False),
+        field("read_kb_ops", DoubleType()),
+        field("write_kb_ops", DoubleType()),
+        DATE,
+    ]
+)
+
+FS_BASELINE = StructType([
+    field("fs", StringType(), False),
+    field("op", StringType(), False),
+    field("mean", DoubleType()),
+    field("std", DoubleType()),            # sample standard deviation
+    field("rsd", DoubleType()),            # std / mean
+    field("n", LongType(), False),         # app_hour rows in the period
+    field("period_start", DateType(), False),
+    field("period_end", DateType(), False),
+    DATE,
+])
+
+RUN_GROUP = StructType([
+    field("command", StringType(), False),
+    field("exe", StringType()),
+    field("user", StringType()),
+    field("n_runs", LongType(), False),
+    field("mean_runtime_s", DoubleType()),
+    field("std_runtime_s", DoubleType()),
+    field("n_slowed", LongType(), False),
+    field("corr_runtime_risk_oss", DoubleType()),   # Pearson r over the group's runs (Fig. 7)
+    field("corr_runtime_risk_mds", DoubleType()),
+    field("period_start", DateType(), False),
+    field("period_end", DateType(), False),
+    DATE,
+])
