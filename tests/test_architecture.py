@@ -147,3 +147,25 @@ def test_sql_files_are_tables_steps_reports_or_tools():
         if rel not in built:
             stray.append(rel)
     assert stray == [], f"SQL files that build no registered table: {stray}"
+
+
+def test_no_module_defines_a_function_twice():
+    """A second `def` of the same name silently wins (report/beacon.py had two `_ratio`s, so
+    layer-volume ratios printed one decimal beside "flag when > 1.2x")."""
+    twice = []
+    for mod, path in _modules().items():
+        seen: set[str] = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name in seen:
+                    twice.append(f"{mod}.{node.name}")
+                seen.add(node.name)
+    assert twice == []
+
+
+def test_layer_volume_and_compression_ratios_keep_their_precision():
+    from lassi.report.beacon import compression_ratio, volume_ratio
+
+    assert volume_ratio(1.24) == "1.24×"      # the flag threshold is 1.2x: 1.24 must not read 1.2
+    assert volume_ratio(float("nan")) == "–"
+    assert compression_ratio(12.34) == "12.3×"

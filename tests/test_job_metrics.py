@@ -143,7 +143,7 @@ def test_job_metrics_by_hand(wh, site):
     assert rows["J2"]["app"] == "solo" and rows["J2"]["lmt_bytes_written"] == 2 * 205 * MIB
     j3 = rows["J3"]
     assert (j3["jobinfo_source"], j3["bytes_source"], j3["job_bytes"]) == \
-        ("scheduler", "lassi", 2 * MIB)
+        ("scheduler", "lustre_stats", 2 * MIB)
     assert j3["perf_mibs"] == pytest.approx(2 / 60)
     assert j3["darshan_logs"] is None and j3["coverage_opens"] is None
     assert j3["lmt_bytes_read"] == 2 * 10 * MIB   # the 08:01 sample only

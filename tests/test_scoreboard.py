@@ -107,7 +107,7 @@ def test_fallback_app_hour_and_job_summary(lassi_wh):
 
     day = dt.date(2017, 4, 1)
     users, apps, fss = scoreboard(lassi_wh, day, day)
-    assert users.attrs["source"] == ("lassi (app_hour + app_run) + beacon (job_summary)")
+    assert users.attrs["source"] == ("risk (app_hour + app_run) + beacon (job_summary)")
     assert _table(users) == [("eve", 4, 0, 1), ("dave", 1, 2, 1), ("frank", 3, 0, 1)]
     assert _table(apps) == [("lammps", 4, 0, 1), ("cesm", 3, 0, 1), ("wrf", 1, 2, 1)]
     assert _table(fss) == [("fs2", 4, 0, 1), ("(no fs split)", 3, 0, 1), ("fs1", 1, 2, 1)]

@@ -93,6 +93,7 @@ from lassi.beacon import system_views as sv
 from lassi.core.config import Site
 from lassi.core.schemas import COMPONENT_ANOMALY
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, as_date, days
 
 FWD_MIN_QUEUE = 1.0            # LWFS requests waiting on average: demand evidence
@@ -340,6 +341,7 @@ def _drop_consequences(wh: Warehouse, found: DataFrame) -> DataFrame:
 # --- the stage --------------------------------------------------------------------------
 
 
+@scoped
 def build_component_anomaly(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `component_anomaly`: write the date's system and straggler anomalies, then
     send the alerts they call for; returns a one-line summary."""

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from lassi.core.config import Site
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 
 DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2,
@@ -43,6 +44,7 @@ def thresholds(site: Site) -> dict[str, float]:
             "mdops_weight": float(conf["mdops_weight"])}
 
 
+@scoped
 def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `interference` for the abnormal jobs that started on `date`."""
     if not wh.has("anomaly", date):

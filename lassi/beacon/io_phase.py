@@ -48,6 +48,7 @@ from lassi.beacon.phase_detect import detect, extract_phases, wavelet_conf
 from lassi.core.config import Site
 from lassi.core.period import baseline_period
 from lassi.core.schemas import IO_PHASE
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 _PHASE_ROWS = StructType([
@@ -110,6 +111,7 @@ def detect_by_app(phases: DataFrame, site: Site) -> DataFrame:
     return phases.select(*_DETECT_IN).groupBy("app").applyInPandas(per_app, _DETECTED)
 
 
+@scoped
 def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `io_phase`: phases and abnormal phases of the jobs started on the date and the
     day before; writes io_phase and anomaly; returns a one-line summary."""

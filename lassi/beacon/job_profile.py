@@ -23,6 +23,7 @@ from lassi.beacon.trace_merge import attribute_trace
 from lassi.core.config import Site
 from lassi.core.schemas import REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 # An OST is listed among a job's OSTs when the job's share of its traffic is at least this
@@ -93,6 +94,7 @@ def job_summary(wh: Warehouse, site: Site, ts: DataFrame) -> DataFrame:
                             ost_min_fraction=OST_MIN_FRACTION, **_size_exprs()))
 
 
+@scoped
 def build_job_profile(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_profile`: job_timeseries and job_summary of the jobs started on the date
     and the day before; returns a one-line summary."""

@@ -38,6 +38,7 @@ from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, 
 from lassi.core.config import Site
 from lassi.core.schemas import VIEW_TABLES
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, as_date
 
 CACHE_THRASHING_FACTOR = 2.0
@@ -205,6 +206,7 @@ def view_frames(wh: Warehouse, site: Site, date: dt.date,
     return out
 
 
+@scoped
 def build_system_views(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `system_views`: write the five view tables of `date`; a one-line summary.
 

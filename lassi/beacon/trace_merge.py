@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS, day_bounds
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import DateLike, Warehouse, as_date, days
 
 UNATTRIBUTED = "-"
@@ -123,6 +124,7 @@ def write_trace_merged(wh: Warehouse, date: DateLike) -> None:
     wh.write(wh.spark.sql(sql("beacon/trace_merged", date=date.isoformat())), "trace_merged", [date])
 
 
+@scoped
 def build_trace_merged(wh: Warehouse, site: Site | None, date: DateLike) -> str:
     """Stage `trace_merged`: write trace_merged, then trace_compression (checked against
     the stored trace_merged) of `date`; returns a one-line summary. `site` is unused."""

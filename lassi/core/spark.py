@@ -1,20 +1,40 @@
 """The one SparkSession factory.
 
 `local[*]` unless a master is given (argument, `$LASSI_SPARK_MASTER`) or the process was
-launched by `spark-submit`, in which case the submitted master and settings win. Session
-time zone is UTC; other settings come from `conf/spark-defaults.yaml` and
-`$LASSI_SPARK_CONF`.
+launched by `spark-submit`, in which case the submitted master and settings win (lassi's
+`spark.sql.*` defaults fill only what the submission left unset). Session time zone is UTC;
+other settings come from `conf/spark-defaults.yaml` and `$LASSI_SPARK_CONF`.
+
+A JVM that lassi starts itself logs to `$LASSI_LOG_DIR/spark.log` (default
+`<tmp>/lassi-logs`), not the console, unless `$LASSI_VERBOSE` is set (`lassi --verbose`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from lassi.core.config import spark_defaults
+from lassi.core.config import conf_dir, spark_defaults
+
+
+def spark_log_file() -> Path:
+    """Where the JVM log of lassi's own Spark sessions goes (folder made)."""
+    folder = Path(os.environ.get("LASSI_LOG_DIR") or Path(tempfile.gettempdir()) / "lassi-logs")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "spark.log"
+
+
+def _quiet_java_options(settings: dict[str, str]) -> None:
+    """Point the driver JVM's log4j at the quiet profile (file, errors on the console)."""
+    opts = (f"-Dlog4j2.configurationFile={conf_dir() / 'log4j2-quiet.properties'} "
+            f"-Dlassi.spark.log={spark_log_file()}")
+    key = "spark.driver.extraJavaOptions"
+    settings[key] = f"{settings.get(key, '')} {opts}".strip()
 
 
 def _under_spark_submit() -> bool:
@@ -39,12 +59,17 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
     settings = spark_defaults()
     settings.update(extra or {})
     submitted = _under_spark_submit()
-    for k, v in settings.items():
-        # under spark-submit the submitted resources win; only SQL behaviour is forced
-        if submitted and not k.startswith("spark.sql."):
-            continue
-        builder = builder.config(k, v)
+    if not submitted and not os.environ.get("LASSI_VERBOSE"):
+        _quiet_java_options(settings)
+    if not submitted:
+        for k, v in settings.items():
+            builder = builder.config(k, v)
     spark = builder.getOrCreate()
+    if submitted:   # the submission's --conf wins; lassi's SQL defaults fill the gaps
+        given = spark.sparkContext.getConf()
+        for k, v in settings.items():
+            if k.startswith("spark.sql.") and not given.contains(k):
+                spark.conf.set(k, v)
     spark.sparkContext.setLogLevel(os.environ.get("LASSI_SPARK_LOG_LEVEL", "WARN"))
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     return spark

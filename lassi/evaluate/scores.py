@@ -14,6 +14,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, as_date, days
 from lassi.evaluate.stragglers import evaluate_stragglers
 from lassi.evaluate.stragglers import table_lines as straggler_lines
@@ -35,6 +36,7 @@ def truth_first_day(truth: dict) -> dt.date:
     return as_date(str(truth["start"])[:10])
 
 
+@scoped
 def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
     """Scores of every detector with output for the simulated days up to `date`."""
     from lassi.evaluate.phases import evaluate_phases

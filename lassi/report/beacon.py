@@ -148,7 +148,8 @@ def _pct(v) -> str:
     return "–" if _missing(v) else f"{sig3(100 * float(v))} %"
 
 
-def _ratio(v) -> str:
+def volume_ratio(v) -> str:
+    """A layer-volume ratio (flagged above 1.2×): two decimals, so 1.24× is not "1.2×"."""
     return "–" if _missing(v) else f"{float(v):.2f}×"
 
 
@@ -296,7 +297,7 @@ def fig_layer_volume(d: BeaconData, path: Path) -> Path:
         val = r[col]
         rv = lv.loc[ratio[0], ratio[1]] if ratio[0] in lv.index else None
         state = "n/a" if _missing(val) else ("YES" if bool(val) else "no")
-        lines.append((f"{flag}: {state}\n  {what} = {_ratio(rv)} compute\n"
+        lines.append((f"{flag}: {state}\n  {what} = {volume_ratio(rv)} compute\n"
                       f"  (flag when > {float(r[fac]):g}×)", not _missing(val) and bool(val)))
     y = ax.get_position().y1 - 1.75 / fig.get_figheight()
     for text, on in lines:
@@ -461,7 +462,8 @@ def _layer_html(d: BeaconData) -> str:
                      _td(integer(r["read_ops"]), "num"), _td(integer(r["write_ops"]), "num"),
                      _td(cov, "num"), _td(fmt_bytes(r["read_bytes_est"]), "num"),
                      _td(fmt_bytes(r["write_bytes_est"]), "num"),
-                     _td(_ratio(r["read_ratio"]), "num"), _td(_ratio(r["write_ratio"]), "num")])
+                     _td(volume_ratio(r["read_ratio"]), "num"),
+                     _td(volume_ratio(r["write_ratio"]), "num")])
     r0 = lv.iloc[0]
     flags = []
     for name, col, fac, what in (("Cache thrashing", "cache_thrashing", "thrashing_factor",
@@ -665,7 +667,8 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
     return "\n".join(out)
 
 
-def _ratio(v) -> str:
+def compression_ratio(v) -> str:
+    """A trace compression ratio: one decimal."""
     return "–" if _missing(v) else f"{float(v):.1f}×"
 
 
@@ -676,16 +679,18 @@ def _compression_html(apps: pd.DataFrame) -> str:
     top = apps.sort_values("raw_entries", ascending=False).head(TOP_APPS)
     rows = [[_td(shorten(r["app"], 28)), _td(integer(r["jobs"]), "num"),
              _td(integer(r["raw_entries"]), "num"), _td(integer(r["first_pass_entries"]), "num"),
-             _td(integer(r["merged_entries"]), "num"), _td(_ratio(r["first_pass_ratio"]), "num"),
-             _td(_ratio(r["second_pass_ratio"]), "num"), _td(_ratio(r["total_ratio"]), "num"),
+             _td(integer(r["merged_entries"]), "num"),
+             _td(compression_ratio(r["first_pass_ratio"]), "num"),
+             _td(compression_ratio(r["second_pass_ratio"]), "num"),
+             _td(compression_ratio(r["total_ratio"]), "num"),
              _td("yes" if r["lossless"] else "<b>NO</b>")] for _, r in top.iterrows()]
     total = apps[["raw_entries", "first_pass_entries", "merged_entries"]].sum()
     note = (f"<p class='note'>The {len(top)} applications with most requests of {len(apps)}. "
             f"All traced jobs: {integer(total['raw_entries'])} requests → "
             f"{integer(total['first_pass_entries'])} first-pass entries (per node, "
-            f"{_ratio(total['raw_entries'] / max(total['first_pass_entries'], 1))}) → "
+            f"{compression_ratio(total['raw_entries'] / max(total['first_pass_entries'], 1))}) → "
             f"{integer(total['merged_entries'])} merged entries (across a job's nodes, "
-            f"{_ratio(total['first_pass_entries'] / max(total['merged_entries'], 1))}). "
+            f"{compression_ratio(total['first_pass_entries'] / max(total['merged_entries'], 1))}). "
             "Lossless: expanding the merged trace gives back every request (checked in "
             "Spark per job). The paper reports 5.4–34.6× and 2.1–4.4×.</p>")
     return _table(["application", "jobs", "requests", "first pass", "merged", "1st ratio",

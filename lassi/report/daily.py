@@ -17,6 +17,7 @@ from pathlib import Path
 import lassi.report.figures as figures
 from lassi.beacon.system_views import has_beacon_data
 from lassi.core.config import Site
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 from lassi.report.beacon import beacon_section
 from lassi.report.data import ReportData, load
@@ -78,6 +79,7 @@ def _contributors(d: ReportData, fs: str) -> list[str]:
     return out
 
 
+@scoped
 def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
                        out: Path) -> Path:
     """Render the report of first..last under `out`; return the path of its index.html.

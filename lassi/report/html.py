@@ -156,7 +156,7 @@ def _header(d: ReportData) -> str:
                f"<b>{integer(s.get('filesystems'))}</b> filesystem(s).")
     nav = " ".join(f'<a href="#{escape(fs)}">{escape(fs)}</a>' for fs in d.filesystems)
     return f"""
-<h1>LASSi daily report: {escape(d.site)}, {period_text(d)}</h1>
+<h1>lassi daily report: {escape(d.site)}, {period_text(d)}</h1>
 <p class="meta">Generated {d.generated_at:%Y-%m-%d %H:%M} UTC. All times are UTC;
 risks are per hour.</p>
 <p class="summary">{summary}</p>
@@ -376,7 +376,7 @@ def page(d: ReportData, images: dict[str, dict[str, str]], groups_image: str | N
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>LASSi report {escape(d.site)} {period_text(d)}</title>
+<title>lassi report {escape(d.site)} {period_text(d)}</title>
 <style>{CSS}</style>
 </head>
 <body>

@@ -15,6 +15,7 @@ from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS, baseline_period, day_bounds
 from lassi.core.schemas import ALL_COUNTERS, schema_of
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 
@@ -73,6 +74,7 @@ def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFra
                             risk_mds=_positive_sum(risk["mds_ops"]), date=date.isoformat()))
 
 
+@scoped
 def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows."""
     counts = app_hour_counts(wh, site, date).localCheckpoint()
@@ -83,6 +85,7 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     return out.count()
 
 
+@scoped
 def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Stage `fs_hour`: per filesystem and hour totals and risk sums from app_hour."""
     wh.read("app_hour", [date]).createOrReplaceTempView("ah")

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from lassi.core.config import Site
 from lassi.core.period import day_bounds
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 
 
@@ -23,6 +24,7 @@ def node_window(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     return wh.spark.sql(sql("risk/node_window", window_s=site.window_s, day_start=start, day_end=end))
 
 
+@scoped
 def build_node_window(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Compute and write the date's node_window partition; returns its row count."""
     df = node_window(wh, site, date)

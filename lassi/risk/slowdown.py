@@ -17,6 +17,7 @@ from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS, baseline_period
 from lassi.core.schemas import APP_RUN_ANALYSIS, schema_of
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 
@@ -33,6 +34,7 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     return df
 
 
+@scoped
 def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `slowdown`: fill app_run's analysis columns (date and day before) and run_group."""
     first, last = baseline_period(site, date)

@@ -25,6 +25,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from lassi.core.config import Site
 from lassi.core.schemas import schema_of
 from lassi.core.sqltext import sql
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 
 JOBINFO_SOURCES = ("slurm", "scheduler", "darshan")
@@ -110,6 +111,7 @@ def job_metrics_df(wh: Warehouse, site: Site, jobs: DataFrame) -> DataFrame:
                         for f in schema_of("job_metrics").fields])
 
 
+@scoped
 def build_job_metrics(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Daily stage: the metrics of every job that started on `date` → `job_metrics`."""
     _info_views(wh, [date])
@@ -121,6 +123,7 @@ def build_job_metrics(wh: Warehouse, site: Site, date: dt.date) -> int:
     return rows.count()
 
 
+@scoped
 def summarize_jobs(wh: Warehouse, site: Site, job_ids: list[str],
                    write: bool = True) -> pd.DataFrame:
     """`lassi summarize-job`: the metrics of the given jobs (any dates), merged into

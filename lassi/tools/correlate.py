@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 NUMERIC = ("bigint", "int", "double", "float", "smallint")
@@ -70,6 +71,7 @@ def _row(metric: str, n: int, r, vx, vy) -> dict:
     return {"metric": metric, "n": n, "r": r, "p": p_value(r, n), "note": ""}
 
 
+@scoped
 def correlate(wh: Warehouse, first: dt.date | None = None, last: dt.date | None = None,
               perf: str = "perf_mibs") -> pd.DataFrame:
     """Pearson r and p of `perf` against every other numeric job_metrics column.

@@ -6,8 +6,8 @@ Sources, first that has rows in the period (partitions = UTC days):
   `darshan_file` (bytes per file system = the mount of each file record, POSIX + STDIO
   modules) — sql/tools/scoreboard_darshan.sql;
 - otherwise the scheduler/LASSi and Beacon tables, together when both have rows:
-  `lassi`: `app_hour` (fs, read_kb/write_kb x 1024, user, exe) with `app_run` filling a
-  missing user/exe — sql/tools/scoreboard_lassi.sql; `beacon`: `job_summary` (user, app,
+  `risk` (LASSi): `app_hour` (fs, read_kb/write_kb x 1024, user, exe) with `app_run` filling a
+  missing user/exe — sql/tools/scoreboard_risk.sql; `beacon`: `job_summary` (user, app,
   read/write bytes; no file-system split) — sql/tools/scoreboard_beacon.sql.
 Ranking (sql/tools/scoreboard_top.sql): read, write and total bytes and the number of distinct
 jobs per user, application and file system; top N by total bytes. Only the top-N rows are
@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 CATEGORIES = [("user", "Users"), ("app", "Applications"), ("fs", "File systems")]
 GIB = 2.0 ** 30
 COLUMNS = ["rank", "name", "read_bytes", "write_bytes", "total_bytes", "jobs",
            "read_gib", "write_gib", "total_gib"]
-SOURCE_TABLES = {"darshan": "darshan_job + darshan_file", "lassi": "app_hour + app_run",
+SOURCE_TABLES = {"darshan": "darshan_job + darshan_file", "risk": "app_hour + app_run",
                  "beacon": "job_summary"}
 
 
@@ -50,8 +51,8 @@ def _input_view(wh: Warehouse, first: dt.date, last: dt.date) -> tuple[object, l
         wh.read("app_hour", period).createOrReplaceTempView("ah")
         before = [first - dt.timedelta(days=1), *period]
         wh.read("app_run", before).createOrReplaceTempView("ar")
-        parts.append(spark.sql(sql("tools/scoreboard_lassi")))
-        used.append("lassi")
+        parts.append(spark.sql(sql("tools/scoreboard_risk")))
+        used.append("risk")
     if _has_rows(wh, "job_summary", period):
         wh.read("job_summary", period).createOrReplaceTempView("js")
         parts.append(spark.sql(sql("tools/scoreboard_beacon")))
@@ -66,6 +67,7 @@ def _input_view(wh: Warehouse, first: dt.date, last: dt.date) -> tuple[object, l
     return df, used
 
 
+@scoped
 def scoreboard(wh: Warehouse, first: dt.date, last: dt.date, top: int = 10,
                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(users, applications, file systems): top `top` by total bytes over [first, last].

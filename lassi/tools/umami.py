@@ -16,6 +16,7 @@ import pandas as pd
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
+from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 from lassi.tokio.job_metrics import tokio_conf
 
@@ -52,6 +53,7 @@ def history_dates(site: Site, date: dt.date, days: int | None = None) -> list[dt
     return [date - dt.timedelta(days=k) for k in range(days, -1, -1)]
 
 
+@scoped
 def umami_data(wh: Warehouse, site: Site, job_id: str,
                history_days: int | None = None) -> tuple[dict, pd.DataFrame]:
     """The job's metrics and its application's earlier runs (oldest first) over the

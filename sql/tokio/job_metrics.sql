@@ -29,7 +29,7 @@ WITH dj AS (
          dj.logs, dj.br, dj.bw, dj.opens, dj.io_t, dj.agg,
          CASE WHEN dj.logs IS NOT NULL THEN dj.br + dj.bw
               WHEN lfs.bytes IS NOT NULL THEN lfs.bytes ELSE bfs.bytes END AS job_bytes,
-         CASE WHEN dj.logs IS NOT NULL THEN 'darshan' WHEN lfs.bytes IS NOT NULL THEN 'lassi'
+         CASE WHEN dj.logs IS NOT NULL THEN 'darshan' WHEN lfs.bytes IS NOT NULL THEN 'lustre_stats'
               WHEN bfs.bytes IS NOT NULL THEN 'beacon' END AS bytes_source
   FROM jm_jobs jobs
   LEFT JOIN dj ON dj.job_id = jobs.job_id

@@ -1,0 +1,55 @@
+"""Spark temp views scoped to the stage (or report, or tool) that registers them.
+
+A stage's SQL reads session-global temp views; a view left behind by an earlier stage could
+feed a later one silently. `@scoped` runs a stage with no temp views from before and drops
+every view it registered when it ends (nested scoped calls share the outer scope).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from pyspark.sql import SparkSession
+
+F = TypeVar("F", bound=Callable)
+_depth: dict[int, int] = {}
+
+
+def temp_views(spark: SparkSession) -> list[str]:
+    """Names of the session's temporary views."""
+    return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+
+
+def _drop_all(spark: SparkSession) -> None:
+    for name in temp_views(spark):
+        spark.catalog.dropTempView(name)
+
+
+@contextmanager
+def view_scope(spark: SparkSession) -> Iterator[None]:
+    """Run a block with a clean set of temp views; drop what it registered at the end."""
+    key = id(spark)
+    outermost = _depth.get(key, 0) == 0
+    if outermost:
+        _drop_all(spark)
+    _depth[key] = _depth.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _depth[key] -= 1
+        if outermost:
+            _drop_all(spark)
+
+
+def scoped(fn: F) -> F:
+    """Decorator for `fn(wh, ...)`: its temp views live only while it runs."""
+
+    @functools.wraps(fn)
+    def run(wh, *args, **kwargs):
+        with view_scope(wh.spark):
+            return fn(wh, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
