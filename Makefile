@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip "setuptools>=68,<81" wheel   # tests/test_packaging.py builds the wheel offline
 	$(PY) -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 

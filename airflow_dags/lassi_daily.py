@@ -2,8 +2,8 @@
 ### lassi_daily: one site-day of LASSi I/O analytics
 
 `ingest` → `node_window` → `app_hour` → `fs_hour` → `slowdown` → `trace_merged` →
-`job_profile` → `io_phase` → `component_anomaly` → `interference` → `system_views` →
-`job_metrics` → `report`, each task one
+`job_profile` → `io_phase` → `component_anomaly` → `alerts` → `interference` →
+`system_views` → `job_metrics` → `report`, each task one
 `spark-submit` of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
 
 * **ingest**: `jobs/ingest_raw.py --raw <raw_root> --date <ds>`, everything the collectors (or
@@ -15,8 +15,11 @@
 
 **Idempotent per date.** Every job rewrites its own date's partitions from its inputs, so a
 retry, a cleared task, a rerun or a backfill over dates that already ran is safe: it
-replaces, never appends. Runs go one at a time (`max_active_runs=1`): Spark is `local[*]` on
-one machine by default. A backfill ignores that limit, so give it `--max-active-runs 1`:
+replaces, never appends. (`alerts` records every alert in its date's partition and
+delivers only those never sent before, and none for dates more than `alerts.max_age_days`
+before today: a backfill never mails.) Runs go one at a time (`max_active_runs=1`): Spark
+is `local[*]` on one machine by default. A backfill ignores that limit, so give it
+`--max-active-runs 1`:
 `airflow backfill create --dag-id lassi_daily --from-date A --to-date B --max-active-runs 1`.
 
 **Params** (defaults from the environment of the DAG processor, overridable per run):
@@ -41,9 +44,11 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, BaseHook, Param, chain
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-# Order of lassi.pipeline.daily.STAGES (kept literal: the DAG file imports no lassi; a test checks it).
+# Order of lassi.pipeline.daily.STAGES (kept literal: the DAG file imports no lassi; a test
+# checks it).
 STAGES = ["node_window", "app_hour", "fs_hour", "slowdown", "trace_merged", "job_profile",
-          "io_phase", "component_anomaly", "interference", "system_views", "job_metrics"]
+          "io_phase", "component_anomaly", "alerts", "interference", "system_views",
+          "job_metrics"]
 
 LASSI_HOME = Path(os.environ.get("LASSI_HOME") or Path(__file__).resolve().parents[1])
 SPARK_CONN_ID = "lassi_spark"

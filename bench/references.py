@@ -1,8 +1,9 @@
 """Reference implementations of LASSi attribution + metrics, for `make bench`.
 
-The same computation as the Spark stages `app_hour` and `fs_hour` (sql/risk/steps/app_launch.sql,
-risk/steps/app_hour_counts.sql, risk/fs_baseline.sql, risk/app_hour.sql, risk/fs_hour.sql), read from the same
-warehouse Parquet files and written as Parquet, once in DuckDB SQL and once in plain pandas:
+The same computation as the Spark stages `app_hour` and `fs_hour`
+(sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql, risk/fs_baseline.sql,
+risk/app_hour.sql, risk/fs_hour.sql), read from the same warehouse Parquet files and written
+as Parquet, once in DuckDB SQL and once in plain pandas:
 
 * app_launch: ALPS/Slurm/Beacon rows are launches; a PBS job is one only when no finer row
   shares its job_id; finer rows take user/project/job name from their PBS job if missing.
@@ -84,9 +85,9 @@ def load_params(site: str, nodes: int | None, date: dt.date) -> Params:
     from lassi.core.config import load_site  # YAML only; validation checks op names
 
     s = load_site(site, nodes=nodes)
-    risk = s.data["risk"]
-    return Params(date, s.window_s, float(s.thresholds["alpha"]), tuple(risk["oss_ops"]),
-                  tuple(risk["mds_ops"]), int(s.data["baseline_days"]))
+    cfg = s.settings
+    return Params(date, cfg.window_s, cfg.thresholds.alpha, cfg.risk.oss_ops,
+                  cfg.risk.mds_ops, cfg.baseline_days)
 
 
 def files(wh: str, table: str, dates: list[dt.date]) -> list[str]:

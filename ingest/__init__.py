@@ -1,2 +1,3 @@
 """Raw monitoring files -> Parquet raw tables, installed as `lassi.ingest`: one parser per
-format (rows + quarantine), connectors that only read their source, one writer (`runner`)."""
+format and connectors that only read their source, all giving rows + quarantine + accounting
+(`contract`); one writer (`writer`); the runner (`runner`) that drives them."""

@@ -3,8 +3,8 @@
 `fwd_map`: every compute node -> its forwarding node (`site.fwd_of`), both IPs and the
 forwarding node's benchmarked peak bandwidth (bytes/s). `ost_map`: every OST -> its OSS
 and filesystem, and the OST's peak bandwidth. A site without a forwarding layer has an
-empty `fwd_map` and still an `ost_map`. Written whenever a Beacon layer is ingested, so
-each date carries the topology it was ingested with.
+empty `fwd_map` and still an `ost_map`. Written (`map_tables`, by `lassi.ingest.writer`)
+whenever a Beacon layer is ingested, so each date carries the topology it was ingested with.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from lassi.ingest.contract import TableRows
 
 from lassi.core.config import Site
 
@@ -40,16 +42,20 @@ def ost_map_rows(site: Site, date: dt.date) -> list[tuple]:
             for fs in site.filesystems for ost in fs.osts]
 
 
+def map_tables(site: Site, dates: Iterable[dt.date]) -> list[TableRows]:
+    """`fwd_map` and `ost_map` of each of `dates`, replacing those whole partitions."""
+    ds = sorted(set(dates))
+    return [TableRows(table, [r for d in ds for r in make(site, d)], ds)
+            for table, make in (("fwd_map", fwd_map_rows), ("ost_map", ost_map_rows))]
+
+
 def write_maps(spark: SparkSession, wh: Warehouse, site: Site,
                dates: Iterable[dt.date]) -> dict[str, int]:
-    """Replace `fwd_map` and `ost_map` on each of `dates`; rows written per table."""
-    from lassi.core.schemas import schema_of
+    """Replace `fwd_map` and `ost_map` on each of `dates` (through `lassi.ingest.writer`,
+    as every Beacon ingest does); rows written per table. The table registry names it."""
+    from lassi.ingest.writer import write_tables
 
-    ds = sorted(set(dates))
-    counts = {}
-    for table, make in (("fwd_map", fwd_map_rows), ("ost_map", ost_map_rows)):
-        rows = [r for d in ds for r in make(site, d)]
-        df = spark.createDataFrame(rows, schema_of(table))
-        wh.write(df, table, ds)
-        counts[table] = len(rows)
-    return counts
+    del spark
+    tables = map_tables(site, dates)
+    write_tables(wh, tables)
+    return {t.table: len(t.rows) for t in tables}

@@ -3,12 +3,13 @@
 One log = one job row plus one row per (module, record, rank) of the POSIX, MPI-IO and STDIO
 modules, with the LUSTRE module's striping joined on the record id. Times are UTC.
 
-`read_log(path)` is the pandas-level API. `ingest_inputs` (called by `lassi.ingest.runner` for the
-source "darshan") parses every log in a separate worker process, because darshan-util's C
-code can abort the whole interpreter on a corrupt or truncated log: such a log, like any
-other unreadable one, is quarantined (line_no 0) and the ingest goes on. A log counts as one
-"line" in the accounting. Rows go to the partitions of the job's UTC start day, merged by
-log: a rerun replaces that log's rows (matched by file name) and keeps the others.
+`read_log(path)` is the pandas-level API. `read_inputs` (the connector of `lassi ingest
+--source darshan`; it only reads, `lassi.ingest.writer` writes) parses every log in a separate
+worker process, because darshan-util's C code can abort the whole interpreter on a corrupt
+or truncated log: such a log, like any other unreadable one, is quarantined (line_no 0) and
+the ingest goes on. A log counts as one "line" in the accounting. Rows go to the partitions
+of the job's UTC start day, merged by log: a rerun replaces that log's rows (matched by file
+name) and keeps the others.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from lassi.ingest.contract import IngestError, IngestResult, LogRows, TableRows
 
 from lassi.core.quarantine import ParseStats, Quarantined
 from lassi.core.schemas import schema_of
@@ -142,7 +145,7 @@ def parse_log(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Read one log in this process: (job dict, file row dicts), both without `date`.
 
     Raises DarshanLogError with a one-line reason for a log that cannot be read. A corrupt
-    log may abort the interpreter inside darshan-util: `ingest_inputs` isolates this call.
+    log may abort the interpreter inside darshan-util: `parse_logs` isolates this call.
     """
     import darshan
 
@@ -398,19 +401,7 @@ def parse_logs(paths: Iterable[str | Path], date: dt.date | None = None, isolate
     return jobs, files, qs, stats
 
 
-# warehouse ------------------------------------------------------------------------------------
-
-def _merge_write(spark, wh, table: str, rows: list[dict], names: set[str],
-                 dates: list[dt.date]) -> None:
-    """Replace the rows of the logs named `names` (by file name) on `dates`; keep the rest."""
-    from pyspark.sql import functions as F
-
-    schema = schema_of(table)
-    new = spark.createDataFrame([tuple(r.get(c) for c in schema.fieldNames()) for r in rows],
-                                schema)
-    base = F.regexp_extract(F.col("log_path"), r"([^/\\]*)$", 1)
-    wh.replace_rows(new, table, dates, base.isin(sorted(names)))
-
+# the ingest contract ----------------------------------------------------------------------
 
 def log_files(inputs: list[str]) -> list[str]:
     """The logs to read: files given by name (whatever they are called) and, under a
@@ -426,16 +417,20 @@ def log_files(inputs: list[str]) -> list[str]:
     return out
 
 
-def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
-                  tz: str | None) -> ParseStats:
-    """Ingest Darshan logs (files or directories) into `darshan_job`/`darshan_file`.
+def _tuples(table: str, rows: list[dict]) -> list[tuple]:
+    names = schema_of(table).fieldNames()
+    return [tuple(r.get(c) for c in names) for r in rows]
+
+
+def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
+                ) -> list[IngestResult]:
+    """`lassi ingest --source darshan`: Darshan logs (files or directories) as
+    `darshan_job`/`darshan_file` rows on the jobs' UTC start days, replacing the rows of
+    the same logs (by file name) and keeping the others.
 
     `site` and `tz` are unused: Darshan records epoch times. With `date`, only the logs of
-    jobs that started that UTC day are written. Replaces this source's quarantine rows of
-    `date` (today when None); the runner writes the ingest_log row.
+    jobs that started that UTC day give rows. A partial log is said on stderr.
     """
-    from lassi.ingest.runner import IngestError, _append_quarantine, _q_rows
-
     del site, tz
     try:
         paths = log_files(inputs)
@@ -449,12 +444,21 @@ def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
             print(f"darshan: {j['log_path']}: partial log (Darshan ran out of memory for a "
                   "module); loaded with partial=true", file=sys.stderr)
     dates = sorted({j["date"] for j in jobs})
+    tables = []
     if dates:
-        names = {Path(j["log_path"]).name for j in jobs}
-        _merge_write(spark, wh, "darshan_job", jobs, names, dates)
-        _merge_write(spark, wh, "darshan_file", files, names, dates)
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    _append_quarantine(spark, wh, spark.createDataFrame(_q_rows(qs, qdate, now),
-                                                        schema_of("quarantine")), qdate, SOURCE)
-    return stats
+        logs = LogRows(tuple(sorted({Path(j["log_path"]).name for j in jobs})))
+        tables = [TableRows("darshan_job", _tuples("darshan_job", jobs), dates, logs),
+                  TableRows("darshan_file", _tuples("darshan_file", files), dates, logs)]
+    return [IngestResult(stats, tables, qs)]
+
+
+def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
+                  tz: str | None) -> ParseStats:
+    """Compatibility entry point (the table registry and older callers name it):
+    `read_inputs` written by `lassi.ingest.writer` (tables and this source's quarantine rows
+    of `date`, today when None; no ingest_log row). Use
+    `lassi.ingest.runner.ingest_source(..., "darshan", ...)`."""
+    from lassi.ingest.writer import write_ingest
+
+    del spark
+    return write_ingest(wh, SOURCE, read_inputs(site, inputs, date, tz), date, log=False)

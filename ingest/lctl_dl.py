@@ -23,7 +23,8 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from lassi.ingest.lfs_df import COLUMNS, _complete, ingest_files, parse_snapshots, to_pandas
+from lassi.ingest.contract import IngestResult
+from lassi.ingest.lfs_df import COLUMNS, complete_rows, parse_snapshots, read_files, to_pandas
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -89,12 +90,7 @@ def parse_file(path: str | Path, date: dt.date | None = None, tz: str = "UTC",
     flag_failovers(rows)
     if other[0]:
         stats.extra["other_devices"] = other[0]
-    return _complete(rows), qs, stats
-
-
-def read_lctl_dl(path: str | Path, date: dt.date | None = None, tz: str = "UTC"):
-    """One `lctl dl -t` file as a pandas DataFrame of `ost_health` rows."""
-    return to_pandas(parse_file(path, date, tz)[0])
+    return complete_rows(rows), qs, stats
 
 
 def failovers(df):
@@ -114,11 +110,12 @@ def failovers(df):
     return out[cols]
 
 
-def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
-                  tz: str | None) -> ParseStats:
-    """`lassi ingest --source lctl-dl`: files/directories of `lctl dl -t` -> ost_health."""
-    return ingest_files(spark, wh, site, inputs, date, tz, SOURCE, parse_file)
+def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
+                ) -> list[IngestResult]:
+    """`lassi ingest --source lctl-dl`: files/directories of `lctl dl -t` -> ost_health rows
+    (this source's rows of the snapshots' days replaced; `lassi.ingest.writer` writes)."""
+    return read_files(site, inputs, date, tz, SOURCE, parse_file)
 
 
-__all__ = ["COLUMNS", "SOURCE", "failovers", "flag_failovers", "ingest_inputs", "parse_file",
-           "read_lctl_dl"]
+__all__ = ["COLUMNS", "SOURCE", "failovers", "flag_failovers", "parse_file", "read_inputs",
+           "to_pandas"]

@@ -23,9 +23,10 @@ line; else a time in the file name — `lfs-df_2017-03-20T02:00:00.txt`,
 `date` argument at 00:00Z; else the file's mtime (UTC). With `date`, data lines of
 snapshots on another UTC day are quarantined (a write never touches a day it does not own).
 
-`ingest_inputs` writes `ost_health` for the snapshots' UTC days, replacing only this
-source's rows of those days (an ingest owns whole days of its source: give a day's
-snapshots together), and this source's quarantine rows of `date` (today when None).
+`read_inputs` (the connector; `lassi.ingest.writer` writes) gives `ost_health` rows for the
+snapshots' UTC days, replacing only this source's rows of those days (an ingest owns whole
+days of its source: give a day's snapshots together); the quarantine rows go to `date`
+(today when None).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
+
+from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -195,7 +198,7 @@ class _LfsDfClassifier:
         return "bad", "not an `lfs df` line (target_UUID 1K-blocks used avail use% mount[kind:idx])"
 
 
-def _complete(rows: list[dict]) -> list[dict]:
+def complete_rows(rows: list[dict]) -> list[dict]:
     """Every schema column present (None where the source has nothing)."""
     return [{c: r.get(c) for c in COLUMNS} for r in rows]
 
@@ -204,7 +207,7 @@ def parse_file(path: str | Path, date: dt.date | None = None, tz: str = "UTC",
                ) -> tuple[list[dict], list[Quarantined], ParseStats]:
     """Parse one `lfs df` file: `ost_health` rows (dicts without `date`)."""
     rows, qs, stats = parse_snapshots(path, SOURCE, _LfsDfClassifier(), date, tz)
-    return _complete(rows), qs, stats
+    return complete_rows(rows), qs, stats
 
 
 # --- pandas level ---------------------------------------------------------------------------
@@ -217,18 +220,11 @@ def to_pandas(rows: list[dict]):
     return df
 
 
-def read_lfs_df(path: str | Path, date: dt.date | None = None, tz: str = "UTC"):
-    """One `lfs df` file as a pandas DataFrame of `ost_health` rows (quarantine dropped)."""
-    return to_pandas(parse_file(path, date, tz)[0])
-
-
-# --- warehouse ------------------------------------------------------------------------------
-def ingest_files(spark, wh, site, inputs: list[str], date: dt.date | None, tz: str | None,
-                 source: str, parse: Callable) -> ParseStats:
-    """Parse every input file of one source, write `ost_health` and the quarantine."""
-    from lassi.ingest.runner import IngestError, _append_quarantine, _q_rows, replace_source_rows
-
-    from lassi.core.schemas import schema_of
+# --- the ingest contract -------------------------------------------------------------------
+def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str,
+               parse: Callable) -> list[IngestResult]:
+    """Parse every input file of one snapshot source (`parse(path, date, tz)`): `ost_health`
+    rows that replace this source's rows of the snapshots' UTC days (and of `date`)."""
     from lassi.core.textio import iter_files
 
     files = list(iter_files(inputs))
@@ -243,17 +239,22 @@ def ingest_files(spark, wh, site, inputs: list[str], date: dt.date | None, tz: s
         stats.add(s)
     out = [(*[r[c] for c in COLUMNS], r["ts"].date()) for r in rows]
     days = sorted({r[-1] for r in out} | ({date} if date else set()))
-    if days:
-        df = spark.createDataFrame(out, schema_of("ost_health"))
-        replace_source_rows(wh, "ost_health", df, days, source)
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    qdf = spark.createDataFrame(_q_rows(qs, qdate, now), schema_of("quarantine"))
-    _append_quarantine(spark, wh, qdf, qdate, source)
-    return stats
+    tables = [TableRows("ost_health", out, days, SourceRows((source,)))] if days else []
+    return [IngestResult(stats, tables, qs)]
+
+
+def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
+                ) -> list[IngestResult]:
+    """`lassi ingest --source lfs-df`: files/directories of `lfs df` output -> ost_health."""
+    return read_files(site, inputs, date, tz, SOURCE, parse_file)
 
 
 def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
                   tz: str | None) -> ParseStats:
-    """`lassi ingest --source lfs-df`: files/directories of `lfs df` output -> ost_health."""
-    return ingest_files(spark, wh, site, inputs, date, tz, SOURCE, parse_file)
+    """Compatibility entry point (the table registry names it): `read_inputs` written by
+    `lassi.ingest.writer` (tables and quarantine, no ingest_log row). Use
+    `lassi.ingest.runner.ingest_source(..., "lfs-df", ...)`."""
+    from lassi.ingest.writer import write_ingest
+
+    del spark
+    return write_ingest(wh, SOURCE, read_inputs(site, inputs, date, tz), date, log=False)

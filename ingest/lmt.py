@@ -2,23 +2,16 @@
 
 Opens a live LMT database (`mysql://user[:pass]@host[:port]/db`, through pymysql; the
 password may also come from `$LASSI_LMT_PASSWORD`) or an SQLite copy with the same table
-names (`.sqlite3`, as pytokio ships). `LmtDb.read(start, end)` reads the samples of the UTC
-window [start, end) with OST_INFO, OSS_INFO, MDS_INFO, FILESYSTEM_INFO and OPERATION_INFO
-joined; TIMESTAMP_INFO holds LMT's *local* time, converted with `tz` (an IANA name).
+names (`.sqlite3`, as pytokio ships). `LmtDb.fetch(start, end)` reads the samples of the UTC
+window [start, end) with OST_INFO, OSS_INFO, MDS_INFO, FILESYSTEM_INFO and OPERATION_INFO,
+and per series the last usable sample before the window (within the lookback, default one
+day) that seeds its first delta; TIMESTAMP_INFO holds LMT's *local* time, converted with
+`tz` (an IANA name). This module only reads: the rows, deltas, resets, gaps and the
+quarantine of unusable rows are `lassi.ingest.lmt_rows` (`LmtDb.read` = fetch + rows), the
+warehouse writes `lassi.ingest.writer`.
 
-Deltas: the delta of a sample is its value minus the previous usable sample of the same
-series (OST, or MDT + operation). That previous sample may lie before the window and is
-fetched, so a window's first delta does not depend on where the window starts; it counts
-only when it is at most `lookback` (default one day) older, in the window as before it, so
-archiving hour by hour gives the rows of archiving a whole day. A gap stays a gap (no
-invented rows, `interval_s` is its length); a counter that goes down is a reset: delta = the
-new value, `reset` true, counted in `ParseStats.counter_resets` (one per row).
-
-Unusable rows are quarantined (source `lmt`, file = the database without password, line 0,
-raw = the row): a TS_ID without TIMESTAMP_INFO, an OST/MDS/operation without its info rows,
-NULL counters, a repeated MDS sample. `lines_read` counts the window's OST_DATA and
-MDS_OPS_DATA rows (a TS_ID without timestamp belongs to the window whose TS_ID range holds
-it); OSS_DATA and MDS_DATA only add CPU/memory columns.
+`read_inputs` is the connector of `lassi ingest --source lmt`: per database its UTC day
+`date` (else all it holds), in the ingest contract (`lassi.ingest.contract`).
 """
 
 from __future__ import annotations
@@ -27,24 +20,30 @@ import datetime as dt
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from zoneinfo import ZoneInfo
 
-from lassi.core.quarantine import ParseStats, Quarantined
-from lassi.core.schemas import schema_of
+from lassi.ingest.contract import IngestError, IngestResult
+from lassi.ingest.lmt_rows import (
+    LOOKBACK,
+    MDS_COLS,
+    OST_COLS,
+    SOURCE,
+    LmtRead,
+    LmtSamples,
+    build_rows,
+    window_result,
+)
 
-SOURCE = "lmt"
+from lassi.core.quarantine import ParseStats
+
 SQLITE_SUFFIXES = (".sqlite3", ".sqlite", ".db")
-LOOKBACK = dt.timedelta(days=1)
 _DST_MARGIN = dt.timedelta(hours=3)     # widen local-time queries over DST shifts
 _NEAR = dt.timedelta(minutes=15)        # where the sample before a window usually is
 _REQUIRED = ("TIMESTAMP_INFO", "OST_DATA", "OST_INFO", "OSS_INFO", "FILESYSTEM_INFO",
              "MDS_INFO", "MDS_OPS_DATA", "OPERATION_INFO")
-_OST_COLS = ("OST_ID", "TS_ID", "READ_BYTES", "WRITE_BYTES", "PCT_CPU", "KBYTES_FREE",
-             "KBYTES_USED", "INODES_FREE", "INODES_USED")
-_MDS_COLS = ("MDS_ID", "TS_ID", "OPERATION_ID", "SAMPLES")
 _NO_RETRY = {1044, 1045, 1049}          # access denied, unknown database: retrying won't help
 
 
@@ -91,41 +90,6 @@ def _local_text(utc: dt.datetime, zone: ZoneInfo) -> str:
     """Naive UTC -> local wall time text, comparable with TIMESTAMP in SQLite and MySQL."""
     loc = utc.replace(tzinfo=dt.timezone.utc).astimezone(zone)
     return loc.strftime("%Y-%m-%d %H:%M:%S")
-
-
-@dataclass
-class LmtRead:
-    """What one window gave: table rows (tuples in schema order, with `date`), the
-    quarantined rows and the accounting."""
-
-    ost_rows: list[tuple] = field(default_factory=list)
-    mds_rows: list[tuple] = field(default_factory=list)
-    quarantined: list[Quarantined] = field(default_factory=list)
-    stats: ParseStats = field(default_factory=lambda: ParseStats(SOURCE))
-    filesystems: list[str] = field(default_factory=list)
-
-    def ost_frame(self):
-        """`lmt_ost` rows as a pandas DataFrame (nullable Int64/boolean columns)."""
-        return _frame(self.ost_rows, "lmt_ost")
-
-    def mds_frame(self):
-        """`lmt_mds` rows as a pandas DataFrame."""
-        return _frame(self.mds_rows, "lmt_mds")
-
-
-def _frame(rows: list[tuple], table: str):
-    import pandas as pd
-    from pyspark.sql.types import BooleanType, LongType
-
-    schema = schema_of(table)
-    df = pd.DataFrame(rows, columns=schema.fieldNames())
-    for f in schema.fields:
-        if isinstance(f.dataType, LongType):
-            df[f.name] = df[f.name].astype("Int64")
-        elif isinstance(f.dataType, BooleanType):
-            df[f.name] = df[f.name].astype("boolean")
-    df["ts"] = pd.to_datetime(df["ts"])
-    return df
 
 
 class LmtDb:
@@ -315,38 +279,38 @@ class LmtDb:
                 break
         return out
 
-    def read(self, start: dt.datetime | None = None, end: dt.datetime | None = None) -> LmtRead:
-        """The window [start, end) (naive UTC; both None: the whole database)."""
+    def fetch(self, start: dt.datetime | None = None, end: dt.datetime | None = None
+              ) -> LmtSamples:
+        """The samples of the window [start, end) (naive UTC; both None: the whole
+        database), with the seeds before it; times in UTC."""
         if (start is None) != (end is None):
             raise ValueError("give both start and end, or neither")
-        out = LmtRead(filesystems=self.filesystems())
-        out.stats.files = 1
-        stamps = self._timestamps(start, end)
+        out = LmtSamples(self.name, self.filesystems(), self.lookback)
+        out.stamps = stamps = self._timestamps(start, end)
         if not stamps:
             return out
         lo, hi = min(stamps), self._next_ts_id(max(stamps))
-        info = self._info()
-        prev_ost: list[tuple] = []
-        prev_mds: list[tuple] = []
+        out.info = self._info()
         lo_rows: int | None = lo
         if start is None:
             lo_rows, hi = None, None
-        ost = self._rows("OST_DATA", _OST_COLS, lo_rows, hi)
-        mds = self._rows("MDS_OPS_DATA", _MDS_COLS, lo_rows, hi)
+        out.ost = self._rows("OST_DATA", OST_COLS, lo_rows, hi)
+        out.mds = self._rows("MDS_OPS_DATA", MDS_COLS, lo_rows, hi)
         if start is not None:
-            prev_ost = self._seeds("OST_DATA", ("OST_ID",), ("READ_BYTES", "WRITE_BYTES"),
-                                   start, lo, {(r[0],) for r in ost})
-            prev_mds = self._seeds("MDS_OPS_DATA", ("MDS_ID", "OPERATION_ID"), ("SAMPLES",),
-                                   start, lo, {(r[0], r[2]) for r in mds})
-        oss_data = self._side("OSS_DATA", "OSS_ID", "PCT_CPU, PCT_MEMORY", lo_rows, hi)
-        mds_data = self._side("MDS_DATA", "MDS_ID", "PCT_CPU", lo_rows, hi)
-        self._build_ost(out, info, ost, prev_ost, stamps, oss_data)
-        self._build_mds(out, info, mds, prev_mds, stamps, mds_data)
-        st = out.stats
-        st.lines_quarantined = len(out.quarantined)
-        st.rows = len(out.ost_rows) + len(out.mds_rows)
-        st.extra = {"ost_rows": len(out.ost_rows), "mds_rows": len(out.mds_rows)}
+            seeds = self._seeds("OST_DATA", ("OST_ID",), ("READ_BYTES", "WRITE_BYTES"),
+                                start, lo, {(r[0],) for r in out.ost})
+            out.prev_ost = [(*r[:-1], to_utc(r[-1], self.zone)) for r in seeds]
+            seeds = self._seeds("MDS_OPS_DATA", ("MDS_ID", "OPERATION_ID"), ("SAMPLES",),
+                                start, lo, {(r[0], r[2]) for r in out.mds})
+            out.prev_mds = [(*r[:-1], to_utc(r[-1], self.zone)) for r in seeds]
+        out.oss_data = self._side("OSS_DATA", "OSS_ID", "PCT_CPU, PCT_MEMORY", lo_rows, hi)
+        out.mds_data = self._side("MDS_DATA", "MDS_ID", "PCT_CPU", lo_rows, hi)
         return out
+
+    def read(self, start: dt.datetime | None = None, end: dt.datetime | None = None) -> LmtRead:
+        """The table rows of the window [start, end) (naive UTC; both None: the whole
+        database): `lassi.ingest.lmt_rows.build_rows` of `fetch`."""
+        return build_rows(self.fetch(start, end))
 
     def read_ost(self, start: dt.datetime | None = None, end: dt.datetime | None = None):
         """`lmt_ost` rows of [start, end) as a pandas DataFrame."""
@@ -367,167 +331,6 @@ class LmtDb:
             params.append(hi)
         return {(r[0], int(r[1])): r[2:] for r in self.query(sql, tuple(params))}
 
-    # rows ------------------------------------------------------------------------------------
-    def _quarantine(self, out: LmtRead, table: str, cols: tuple[str, ...], row: tuple,
-                    reason: str) -> None:
-        raw = f"{table} " + " ".join(f"{c}={v}" for c, v in zip(cols, row, strict=False))
-        out.quarantined.append(Quarantined(SOURCE, self.name, 0, raw, reason))
-
-    def _in_window(self, out: LmtRead, table: str, cols: tuple[str, ...], row: tuple,
-                   stamps: dict[int, dt.datetime]) -> dt.datetime | None:
-        """The row's UTC time when it belongs to the window; orphans are quarantined."""
-        ts_id, stamp = int(row[1]), row[-1]
-        if stamp is None:
-            out.stats.lines_read += 1
-            self._quarantine(out, table, cols, row[:-1], f"TS_ID {ts_id} has no TIMESTAMP_INFO row")
-            return None
-        if ts_id not in stamps:
-            return None         # a TS_ID of another window (local times out of order)
-        out.stats.lines_read += 1
-        return stamps[ts_id]
-
-    def _build_ost(self, out: LmtRead, info: dict, rows: list[tuple], prev: list[tuple],
-                   stamps: dict, oss_data: dict) -> None:
-        series: dict[int, list] = {}
-        for oid, ts_id, rd, wr, stamp in prev:
-            series.setdefault(oid, []).append((int(ts_id), to_utc(stamp, self.zone),
-                                               (rd, wr), None))
-        for row in rows:
-            ts = self._in_window(out, "OST_DATA", _OST_COLS, row, stamps)
-            if ts is None:
-                continue
-            oid, ts_id, rd, wr = row[:4]
-            reason = self._ost_problem(info, oid)
-            if reason is None and (rd is None or wr is None):
-                reason = "NULL READ_BYTES/WRITE_BYTES"
-            if reason:
-                self._quarantine(out, "OST_DATA", _OST_COLS, row[:-1], reason)
-                continue
-            series.setdefault(oid, []).append((int(ts_id), ts, (int(rd), int(wr)), row))
-        for oid, samples in series.items():
-            if all(s[3] is None for s in samples):
-                continue            # only a pre-window sample (or one of an unknown OST)
-            oss_id, ost_name, ost_host = info["ost"][oid]
-            fid, oss_host = info["oss"][oss_id]
-            fs = info["fs"][fid]
-            for ts_id, ts, vals, deltas, interval, reset, row in self._chain(samples, out):
-                cpu_mem = oss_data.get((oss_id, ts_id), (None, None))
-                out.ost_rows.append((
-                    fs, ost_name, str(oss_host or ost_host), ts, ts_id, vals[0], vals[1],
-                    deltas[0], deltas[1], interval, reset, _float(row[4]),
-                    _float(cpu_mem[0]), _float(cpu_mem[1]), *[_int(v) for v in row[5:9]],
-                    ts.date()))
-
-    @staticmethod
-    def _ost_problem(info: dict, oid) -> str | None:
-        if oid not in info["ost"]:
-            return f"OST_ID {oid} has no OST_INFO row"
-        oss_id = info["ost"][oid][0]
-        if oss_id not in info["oss"]:
-            return f"OSS_ID {oss_id} (OST_ID {oid}) has no OSS_INFO row"
-        if info["oss"][oss_id][0] not in info["fs"]:
-            return f"FILESYSTEM_ID {info['oss'][oss_id][0]} has no FILESYSTEM_INFO row"
-        return None
-
-    def _build_mds(self, out: LmtRead, info: dict, rows: list[tuple], prev: list[tuple],
-                   stamps: dict, mds_data: dict) -> None:
-        series: dict[tuple, list] = {}
-        seen: set[tuple] = set()
-        for mid, op, ts_id, samples, stamp in prev:
-            if (mid, op) not in series:
-                series[(mid, op)] = [(int(ts_id), to_utc(stamp, self.zone), (samples,), None)]
-        for row in rows:
-            ts = self._in_window(out, "MDS_OPS_DATA", _MDS_COLS, row, stamps)
-            if ts is None:
-                continue
-            mid, ts_id, op, samples = row[:4]
-            reason = None
-            if mid not in info["mds"]:
-                reason = f"MDS_ID {mid} has no MDS_INFO row"
-            elif info["mds"][mid][0] not in info["fs"]:
-                reason = f"FILESYSTEM_ID {info['mds'][mid][0]} has no FILESYSTEM_INFO row"
-            elif op not in info["ops"]:
-                reason = f"OPERATION_ID {op} has no OPERATION_INFO row"
-            elif samples is None:
-                reason = "NULL SAMPLES"
-            elif (mid, op, ts_id) in seen:
-                reason = "repeated sample (same MDS_ID, TS_ID, OPERATION_ID)"
-            if reason:
-                self._quarantine(out, "MDS_OPS_DATA", _MDS_COLS, row[:-1], reason)
-                continue
-            seen.add((mid, op, ts_id))
-            series.setdefault((mid, op), []).append((int(ts_id), ts, (int(samples),), row))
-        for (mid, op), samples in series.items():
-            if all(s[3] is None for s in samples):
-                continue
-            fid, mdt, host = info["mds"][mid]
-            fs, op_name = info["fs"][fid], info["ops"][op]
-            for ts_id, ts, vals, deltas, interval, reset, _row in self._chain(samples, out):
-                cpu = mds_data.get((mid, ts_id), (None,))
-                out.mds_rows.append((fs, mdt, str(host), ts, ts_id, op_name, vals[0], deltas[0],
-                                     interval, reset, _float(cpu[0]), ts.date()))
-
-    def _chain(self, samples: list[tuple], out: LmtRead):
-        """Deltas along one series (sorted by TS_ID); the pre-window sample (row None) only
-        seeds. Yields (ts_id, ts, values, deltas, interval_s, reset, row)."""
-        last = None
-        for ts_id, ts, vals, row in sorted(samples, key=lambda s: (s[0], s[1])):
-            if row is not None:
-                out.stats.lines_used += 1
-                if last is not None and dt.timedelta(0) < ts - last[0] <= self.lookback:
-                    deltas = tuple(v - p if v >= p else v for v, p in zip(vals, last[1],
-                                                                         strict=True))
-                    reset = any(v < p for v, p in zip(vals, last[1], strict=True))
-                    out.stats.counter_resets += reset
-                    yield ts_id, ts, vals, deltas, (ts - last[0]).total_seconds(), reset, row
-                else:
-                    yield ts_id, ts, vals, (None,) * len(vals), None, False, row
-            last = (ts, vals)
-
-
-def _int(v) -> int | None:
-    return None if v is None else int(v)
-
-
-def _float(v) -> float | None:
-    return None if v is None else float(v)
-
-
-# warehouse -------------------------------------------------------------------------------
-
-
-def window_days(start: dt.datetime, end: dt.datetime) -> list[dt.date]:
-    """The UTC days that [start, end) touches."""
-    last = (end - dt.timedelta(microseconds=1)).date()
-    return [start.date() + dt.timedelta(days=k) for k in range((last - start.date()).days + 1)]
-
-
-def write_window(spark, wh, res: LmtRead, start: dt.datetime, end: dt.datetime) -> list[dt.date]:
-    """Replace the rows of `res.filesystems` with ts in [start, end) in `lmt_ost`/`lmt_mds`
-    by `res`'s rows; other rows of the touched day partitions are kept. Idempotent."""
-    from pyspark.sql import functions as F
-
-    dates = window_days(start, end)
-    if not res.filesystems:
-        return []
-    for table, rows in (("lmt_ost", res.ost_rows), ("lmt_mds", res.mds_rows)):
-        new = spark.createDataFrame(rows, schema_of(table))
-        inside = (F.col("fs").isin(res.filesystems) & (F.col("ts") >= F.lit(start))
-                  & (F.col("ts") < F.lit(end)))
-        wh.replace_rows(new, table, dates, inside)
-    return dates
-
-
-def merge_quarantine(spark, wh, qs: list[Quarantined], date: dt.date) -> None:
-    """Add quarantined rows to `date`, keeping earlier ones; a row already there (same
-    source, file, line, raw, reason) is not added twice, so reruns change nothing."""
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    new = spark.createDataFrame([(q.source, q.file, q.line_no, q.raw, q.reason, now, date)
-                                 for q in qs], schema_of("quarantine"))
-    old = wh.read("quarantine", [date])
-    merged = old.unionByName(new).dropDuplicates(["source", "file", "line_no", "raw", "reason"])
-    wh.write(merged.localCheckpoint(), "quarantine", [date])
-
 
 def lmt_inputs(inputs: list[str]) -> list[str]:
     """mysql:// URIs as given; files as given; directories -> their SQLite files."""
@@ -541,15 +344,13 @@ def lmt_inputs(inputs: list[str]) -> list[str]:
     return out
 
 
-def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
-                  tz: str | None) -> ParseStats:
-    """`lassi ingest --source lmt`: each database's UTC day `date` (else all it holds) into
-    `lmt_ost`/`lmt_mds`; replaces those rows of the database's file systems; writes this
-    source's quarantine rows of `date` (today when None). Returns the accounting."""
-    from lassi.ingest.runner import IngestError, _append_quarantine
-
+def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
+                ) -> Iterator[IngestResult]:
+    """`lassi ingest --source lmt`: per database (URI, SQLite file, or the SQLite files under
+    a directory), its UTC day `date` (else all it holds) as rows that replace those of the
+    database's file systems in that window. One result per database, read when the
+    previous one has been consumed (written)."""
     zone = tz or site.tz("lmt")
-    stats, qs = ParseStats(SOURCE), []
     sources = lmt_inputs(inputs)
     if not sources:
         raise IngestError(f"no LMT databases under {' '.join(inputs)}")
@@ -558,22 +359,27 @@ def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
             with LmtDb(src, zone) as db:
                 if date is not None:
                     start = dt.datetime.combine(date, dt.time())
-                    end = start + dt.timedelta(days=1)
+                    window = (start, start + dt.timedelta(days=1))
+                    res = db.read(*window)
                 else:
                     span = db.span()
-                    if span is None:
-                        stats.files += 1
-                        continue
-                    start, end = span[0], span[1] + dt.timedelta(microseconds=1)
-                res = db.read(start, end) if date is not None else db.read()
+                    window = None if span is None else \
+                        (span[0], span[1] + dt.timedelta(microseconds=1))
+                    res = None if span is None else db.read()
         except LmtError as exc:
             raise IngestError(str(exc)) from None
-        write_window(spark, wh, res, start, end)
-        stats.add(res.stats)
-        qs += res.quarantined
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    q_df = spark.createDataFrame([(q.source, q.file, q.line_no, q.raw, q.reason, now, qdate)
-                                  for q in qs], schema_of("quarantine"))
-    _append_quarantine(spark, wh, q_df, qdate, SOURCE)
-    return stats
+        if res is None:                      # an empty database: counted, nothing written
+            yield IngestResult(ParseStats(SOURCE, files=1))
+        else:
+            yield window_result(res, *window)
+
+
+def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
+                  tz: str | None) -> ParseStats:
+    """Compatibility entry point (the table registry names it): `read_inputs` written by
+    `lassi.ingest.writer` (tables and quarantine, no ingest_log row). Use
+    `lassi.ingest.runner.ingest_source(..., "lmt", ...)`."""
+    from lassi.ingest.writer import write_ingest
+
+    del spark
+    return write_ingest(wh, SOURCE, read_inputs(site, inputs, date, tz), date, log=False)

@@ -4,6 +4,12 @@
 simulator or site collector wrote under one folder for one date. Every run reports
 lines read = lines used + lines quarantined, writes the quarantine and an `ingest_log` row.
 
+Every source follows one contract (`lassi.ingest.contract`): its parser or connector gives
+table rows, quarantined lines and the accounting, and `lassi.ingest.writer` writes them.
+Lustre statistics and Beacon layers are parsed on the executors (their rows stay Spark
+DataFrames), scheduler logs on the driver; the TOKIO connectors (`TOKIO`: Darshan, LMT,
+`lfs df`, `lctl dl`) each have `read_inputs(site, inputs, date, tz)`.
+
 Beacon layers (`BEACON`): files `beacon/<layer>/<host>/<YYYY-MM-DD>.log[.gz]` are parsed on
 the executors, each with the same host's previous-day file as delta seed; a file's lines
 of another UTC day than its name's (or the requested date) are quarantined, so a write
@@ -24,12 +30,18 @@ from lassi.ingest import (
     beacon_job,
     beacon_layers,
     beacon_maps,
+    darshan,
+    lctl_dl,
+    lfs_df,
+    lmt,
     lustre_stats,
     lwfs_client,
     lwfs_server,
     pbs,
     slurm,
+    writer,
 )
+from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
 from pyspark.sql import SparkSession
 from pyspark.sql.types import (
     IntegerType,
@@ -41,7 +53,7 @@ from pyspark.sql.types import (
 )
 
 from lassi.core.config import Site
-from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats
 from lassi.core.schemas import schema_of
 from lassi.core.textio import iter_files
 from lassi.core.warehouse import Warehouse
@@ -55,23 +67,18 @@ BEACON: dict[str, tuple[str, Callable]] = {
     "ost": ("raw_ost", beacon_layers.parse_ost),
     "mds": ("raw_mds", beacon_layers.parse_mds),
 }
-# TOKIO connectors: source -> module with `ingest_inputs(spark, wh, site, inputs, date, tz)`,
-# which writes its tables and its quarantine rows and returns the line accounting
-TOKIO = {"darshan": "lassi.ingest.darshan", "lmt": "lassi.ingest.lmt", "lfs-df": "lassi.ingest.lfs_df",
-         "lctl-dl": "lassi.ingest.lctl_dl"}
+# TOKIO connectors: source -> module with `read_inputs(site, inputs, date, tz)`, which reads
+# its source and gives `IngestResult`s (one per input for LMT databases)
+TOKIO = {"darshan": darshan, "lmt": lmt, "lfs-df": lfs_df, "lctl-dl": lctl_dl}
 SOURCES = ["lustre", *SCHEDULER, *BEACON, *TOKIO]
 URI_SCHEMES = ("mysql://",)   # inputs that are not paths (a live LMT database)
 # (file, previous-day file or None, the UTC day the file holds or None)
 BeaconTask = tuple[str, str | None, dt.date | None]
 _EPOCH, _US = dt.datetime(1970, 1, 1), dt.timedelta(microseconds=1)
-# a quarantined line as the executors send it (JSON in the wire rows' `aux`)
-_Q_JSON = StructType([StructField("source", StringType()), StructField("file", StringType()),
-                      StructField("line_no", IntegerType()), StructField("raw", StringType()),
-                      StructField("reason", StringType())])
-
-
-class IngestError(Exception):
-    """A problem with the request itself (unknown source, no input), said in one line."""
+# a quarantined line as the executors send it (Lustre: a row; Beacon: JSON in the wire
+# rows' `aux`)
+_Q_FIELDS = StructType([StructField(n, IntegerType() if n == "line_no" else StringType())
+                        for n in QUARANTINED_FIELDS])
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -80,15 +87,6 @@ def _progress(done: int, total: int, label: str) -> None:
         print(f"\r{label} [{bar:<30}] {done}/{total} files", end="", file=sys.stderr)
         if done == total:
             print(file=sys.stderr)
-
-
-def _q_rows(qs: list[Quarantined], date: dt.date, now: dt.datetime) -> list[tuple]:
-    return [(q.source, q.file, q.line_no, q.raw, q.reason, now, date) for q in qs]
-
-
-def _log_row(stats: ParseStats, date: dt.date, now: dt.datetime) -> tuple:
-    return (stats.source, stats.files, stats.lines_read, stats.lines_used,
-            stats.lines_quarantined, stats.rows, stats.counter_resets, now, date)
 
 
 def _lustre_partition(files, nid_map: dict[str, str]):
@@ -107,7 +105,8 @@ def _lustre_partition(files, nid_map: dict[str, str]):
 
 def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Path],
                   date: dt.date) -> ParseStats:
-    """Parse Lustre statistics files in parallel into `raw_lustre_stats`."""
+    """Parse Lustre statistics files in parallel into `raw_lustre_stats` (whole partitions of
+    the rows' days); quarantine and ingest_log rows of `date`."""
     sc = spark.sparkContext
     nid_map = site.nid_map
     n = max(1, min(len(files), sc.defaultParallelism * 4))
@@ -116,16 +115,15 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
               .persist())
     rows = spark.createDataFrame(tagged.filter(lambda x: x[0] == "r").map(lambda x: x[1]),
                                  schema_of("raw_lustre_stats"))
-    wh.write(rows, "raw_lustre_stats")
     stats = ParseStats("lustre")
     for s in tagged.filter(lambda x: x[0] == "s").map(lambda x: x[1]).collect():  # one per file
         stats.add(ParseStats("lustre", *s))
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    qs = tagged.filter(lambda x: x[0] == "q").map(lambda x: (*x[1], now, date))
-    _append_quarantine(spark, wh, spark.createDataFrame(qs, schema_of("quarantine")), date,
-                       "lustre")
+    qs = spark.createDataFrame(tagged.filter(lambda x: x[0] == "q").map(lambda x: x[1]),
+                               _Q_FIELDS)
+    part = IngestResult(stats, [TableRows("raw_lustre_stats", rows)], qs)
+    out = writer.write_ingest(wh, "lustre", [part], date)
     tagged.unpersist()
-    return stats
+    return out
 
 
 def file_day(path: str | Path) -> dt.date | None:
@@ -218,13 +216,12 @@ def _beacon_partition(bins, source: str, site: Site):
                                             st.extra]))
 
 
-def _ingest_layer(spark: SparkSession, wh: Warehouse, site: Site, source: str,
-                  tasks: list[BeaconTask], now: dt.datetime, qdate: dt.date):
-    """Parse one Beacon layer in parallel and write its table.
-
-    The wire rows are cached once in the JVM, so rows, stats and quarantine are split off
-    there without another pass through Python. Returns (stats, quarantine rows, dates).
-    """
+def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
+    """Parse one Beacon layer in parallel: (result, wire). The wire rows are cached once in
+    the JVM, so rows, stats and quarantine are split off there without another pass through
+    Python; the result's rows (whole partitions of the tasks' days) still read the cache,
+    so `wire` is unpersisted once they are written. Stats are collected and the quarantine
+    checkpointed here."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -238,19 +235,16 @@ def _ingest_layer(spark: SparkSession, wh: Warehouse, site: Site, source: str,
     cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
             else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
     rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date("ts"))
-    owned = {d for _, _, d in tasks if d is not None}
-    dates = set(wh.write(rows, table, sorted(owned)))
+    owned = sorted({d for _, _, d in tasks if d is not None})
     stats = ParseStats(source)
     for r in wire.filter(F.col("tag") == "s").select("aux").collect():  # one per file
         files, read, used, quarantined, n, resets, extra = json.loads(r.aux)
         stats.add(ParseStats(source, files, read, used, quarantined, n, resets, extra))
-    q = F.from_json("aux", _Q_JSON)
+    q = F.from_json("aux", _Q_FIELDS)
     qs = (wire.filter(F.col("tag") == "q")
-          .select(*[q[c].alias(c) for c in _Q_JSON.fieldNames()],
-                  F.lit(now).alias("ingested_at"), F.lit(qdate).alias("date"))
+          .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()])
           .localCheckpoint())
-    wire.unpersist()
-    return stats, qs, dates
+    return IngestResult(stats, [TableRows(table, rows, owned)], qs), wire
 
 
 def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
@@ -260,46 +254,19 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
 
     Quarantine and log rows go to `date` (today when None), as for the other sources.
     """
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    qdate = writer.ingest_day(date)
+    now = writer.utc_now()
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
-    out, q_df, dates = [], None, set()
+    parts, dates = [], set()
     for source, tasks in plan.items():
-        stats, qs, written = _ingest_layer(spark, wh, site, source, tasks, now, qdate)
-        out.append(stats)
-        q_df = qs if q_df is None else q_df.unionByName(qs)
-        dates |= written
-    replace_source_rows(wh, "quarantine", q_df, [qdate], list(plan))
-    logs = spark.createDataFrame([_log_row(st, qdate, now) for st in out], schema_of("ingest_log"))
-    replace_source_rows(wh, "ingest_log", logs, [qdate], list(plan))
-    beacon_maps.write_maps(spark, wh, site, dates | ({date} if date else set()))
-    return out
-
-
-def replace_source_rows(wh: Warehouse, table: str, df, dates: list[dt.date],
-                        source: str | list[str]) -> None:
-    """Replace `source`'s rows (or those of a list of sources) of `table` on `dates` by `df`,
-    keeping other sources' rows.
-
-    Tables shared by several sources (quarantine, ingest_log, app_run) are rewritten whole
-    per date; the old rows are materialised first, detached from the files being replaced.
-    """
-    from pyspark.sql import functions as F
-
-    sources = [source] if isinstance(source, str) else list(source)
-    wh.replace_rows(df, table, dates, F.col("source").isin(sources))
-
-
-def _append_quarantine(spark, wh: Warehouse, df, date: dt.date, source: str) -> None:
-    """Replace this source's quarantine rows of `date`."""
-    replace_source_rows(wh, "quarantine", df, [date], source)
-
-
-def _log(spark, wh: Warehouse, stats: ParseStats, date: dt.date) -> None:
-    """Replace this source's ingest_log row of `date`."""
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    new = spark.createDataFrame([_log_row(stats, date, now)], schema_of("ingest_log"))
-    replace_source_rows(wh, "ingest_log", new, [date], stats.source)
+        part, wire = _parse_layer(spark, site, source, tasks)
+        dates |= set(writer.write_tables(wh, part.tables))
+        wire.unpersist()
+        parts.append(part)
+    writer.write_quarantine(wh, [p.quarantined for p in parts], qdate, list(plan), now)
+    writer.write_log(wh, [p.stats for p in parts], qdate, now)
+    writer.write_tables(wh, beacon_maps.map_tables(site, dates | ({date} if date else set())))
+    return [p.stats for p in parts]
 
 
 def _named_nodes(row: dict, names: dict[str, str]) -> dict:
@@ -310,12 +277,12 @@ def _named_nodes(row: dict, names: dict[str, str]) -> dict:
     return row
 
 
-def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
-                     files: list[Path], date: dt.date | None, primary: set[Path] | None = None,
-                     tz: str | None = None) -> ParseStats:
-    """Parse scheduler records into `app_run` (rows partitioned by their start day).
+def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date | None,
+                     primary: set[Path] | None = None, tz: str | None = None) -> IngestResult:
+    """Parse scheduler records into `app_run` rows (partitioned by their start day) that
+    replace this source's rows of those days (and of `date`).
 
-    With `date`, only runs starting that day are written; `primary` (default: all files)
+    With `date`, only runs starting that day are kept; `primary` (default: all files)
     names the files whose quarantined lines are kept — neighbouring days' files only
     complete launches that cross midnight.
     """
@@ -342,14 +309,18 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
         out.append((*[r.get(k) for k in fields], day))
     keep = {str(p) for p in (primary or files)}
     qs = [q for q in qs if q.file in keep]
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
-    df = spark.createDataFrame(out, schema_of("app_run"))
     dates = sorted({row[-1] for row in out} | ({date} if date else set()))
-    replace_source_rows(wh, "app_run", df, dates, source)
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    _append_quarantine(spark, wh, spark.createDataFrame(_q_rows(qs, qdate, now),
-                                                        schema_of("quarantine")), qdate, source)
-    return stats
+    return IngestResult(stats, [TableRows("app_run", out, dates, SourceRows((source,)))], qs)
+
+
+def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
+                     files: list[Path], date: dt.date | None, primary: set[Path] | None = None,
+                     tz: str | None = None) -> ParseStats:
+    """`scheduler_result` written: `app_run`, this source's quarantine and ingest_log rows
+    of `date` (today when None)."""
+    del spark
+    part = scheduler_result(site, source, files, date, primary, tz)
+    return writer.write_ingest(wh, source, [part], date)
 
 
 def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
@@ -360,12 +331,8 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
     if source in TOKIO:
-        import importlib
-
-        stats = importlib.import_module(TOKIO[source]).ingest_inputs(
-            spark, wh, site, inputs, date, tz)
-        _log(spark, wh, stats, date or dt.datetime.now(dt.timezone.utc).date())
-        return stats
+        return writer.write_ingest(wh, source, TOKIO[source].read_inputs(site, inputs, date, tz),
+                                   date)
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")
@@ -374,13 +341,9 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
         if not tasks:
             raise IngestError(f"no {source} files for {date} under {' '.join(inputs)}")
         return ingest_beacon(spark, wh, site, {source: tasks}, date)[0]
-    qdate = date or dt.datetime.now(dt.timezone.utc).date()
     if source == "lustre":
-        stats = ingest_lustre(spark, wh, site, files, qdate)
-    else:
-        stats = ingest_scheduler(spark, wh, site, source, files, date, tz=tz)
-    _log(spark, wh, stats, qdate)
-    return stats
+        return ingest_lustre(spark, wh, site, files, writer.ingest_day(date))
+    return ingest_scheduler(spark, wh, site, source, files, date, tz=tz)
 
 
 def _day_files(folder: Path, day: dt.date, fmt: Callable[[dt.date], str]) -> list[Path]:
@@ -408,9 +371,7 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         if not main:
             continue
         ctx = _day_files(folder, prev, fmt) + main + _day_files(folder, nxt, fmt)
-        stats = ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main))
-        _log(spark, wh, stats, date)
-        out.append(stats)
+        out.append(ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main)))
     layers = {}
     for layer in BEACON:
         main = _day_files(raw / "beacon" / layer, date, day)

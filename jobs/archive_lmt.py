@@ -1,9 +1,12 @@
 """spark-submit jobs/archive_lmt.py --input URI --from T --to T [--tz Z] --warehouse W:
-archive a window of an LMT database (`lassi archive-lmt`; the hourly DAG runs this)."""
+`lassi archive-lmt`, a window of an LMT database (the hourly DAG runs this)."""
 
 import sys
 
 from lassi.cli.main import main
 
+# the `lassi` command this script runs; spark-submit's application arguments follow it
+ARGV = ["archive-lmt"]
+
 if __name__ == "__main__":
-    sys.exit(main(["archive-lmt", *sys.argv[1:]]))
+    sys.exit(main([*ARGV, *sys.argv[1:]]))

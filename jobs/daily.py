@@ -1,27 +1,12 @@
-"""spark-submit jobs/daily.py --date D [--stage NAME ...]: analysis stages for one date."""
+"""spark-submit jobs/daily.py --date D [--stage NAME ...] [--warehouse W --site S --nodes N]:
+`lassi run daily`, the analysis stages for one date (every stage in order by default)."""
 
-from jobs._args import parse, run
+import sys
 
+from lassi.cli.main import main
 
-def _extra(p) -> None:
-    p.add_argument("--stage", action="append", default=None,
-                   help="run only this stage (repeatable); default: every stage in order")
-
-
-def main() -> None:
-    args = parse(__doc__, _extra)
-    from lassi.pipeline.daily import STAGES, run_daily
-
-    bad = [s for s in args.stage or [] if s not in STAGES]
-    if bad:
-        raise SystemExit(f"error: unknown stage {bad[0]!r}; known: {', '.join(STAGES)}")
-
-    def body(wh, site) -> None:
-        for line in run_daily(wh, site, args.date, args.stage):
-            print(line, flush=True)
-
-    run("lassi daily", args, body)
-
+# the `lassi` command this script runs; spark-submit's application arguments follow it
+ARGV = ["run", "daily"]
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main([*ARGV, *sys.argv[1:]]))

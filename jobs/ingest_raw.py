@@ -1,19 +1,12 @@
-"""spark-submit jobs/ingest_raw.py --raw RAW --date D: everything collected for one date."""
+"""spark-submit jobs/ingest_raw.py --raw RAW --date D [--warehouse W --site S --nodes N]:
+`lassi ingest`, everything collected for one date."""
 
-from pathlib import Path
+import sys
 
-from jobs._args import parse, session
+from lassi.cli.main import main
 
-
-def main() -> None:
-    args = parse(__doc__, lambda p: p.add_argument("--raw", required=True))
-    wh, site = session("lassi ingest_raw", args)
-    from lassi.ingest.runner import ingest_raw
-
-    for st in ingest_raw(wh.spark, wh, site, Path(args.raw), args.date):
-        print(st.summary())
-    wh.spark.stop()
-
+# the `lassi` command this script runs; spark-submit's application arguments follow it
+ARGV = ["ingest"]
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main([*ARGV, *sys.argv[1:]]))

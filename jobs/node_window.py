@@ -1,16 +1,12 @@
-"""spark-submit jobs/node_window.py --date D: per-node per-window counters for one date."""
+"""spark-submit jobs/node_window.py --date D [--warehouse W --site S --nodes N]:
+`lassi run daily --stage node_window`, per-node per-window counters for one date."""
 
-from jobs._args import parse, session
+import sys
 
+from lassi.cli.main import main
 
-def main() -> None:
-    args = parse(__doc__)
-    wh, site = session("lassi node_window", args)
-    from lassi.risk.node_window import build_node_window
-
-    print(f"node_window: {build_node_window(wh, site, args.date)} rows for {args.date}")
-    wh.spark.stop()
-
+# the `lassi` command this script runs; spark-submit's application arguments follow it
+ARGV = ["run", "daily", "--stage", "node_window"]
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main([*ARGV, *sys.argv[1:]]))

@@ -1,4 +1,5 @@
-"""Failing forwarding nodes and OSTs (lassi.beacon.components) and their alerts (lassi.beacon.alerts)."""
+"""Failing forwarding nodes and OSTs (lassi.beacon.components) and their alerts (stage
+`alerts`, lassi.beacon.alerts: table `alert`, sent once, never for a backfill)."""
 
 from __future__ import annotations
 
@@ -266,25 +267,108 @@ def test_table2_buckets_join_days(history_wh):
     ]
 
 
+DAY3 = DAY + dt.timedelta(days=2)
+STRAGGLER_SUBJECT = "[lassi] straggler OST online1-OST0009 in job J9 (~4.0x slower)"
+
+
+def _alerts(wh, date) -> list[tuple]:
+    return [(r["kind"], r["component_kind"], r["component"], r["job_id"], r["status"])
+            for r in wh.read("alert", date).orderBy("kind", "key").collect()]
+
+
 def test_alerts_to_file_once(history_wh, tmp_path):
-    from lassi.beacon.alerts import send_alerts
+    from lassi.beacon.alerts import build_alerts, pending_alerts
 
     site = _site(tmp_path, alert_after_hours=24)
-    day3 = DAY + dt.timedelta(days=2)
-    assert send_alerts(history_wh, site, DAY) == []          # nothing long enough yet
-    sent = send_alerts(history_wh, site, day3)
-    assert sent == [
-        "[lassi] OST online1-OST0002 slow for 29 h (since 2018-03-01 20:00 UTC)",
-        "[lassi] straggler OST online1-OST0009 in job J9 (~4.0x slower)",
-    ]
+    # nothing long enough yet: no rows, nothing sent
+    assert build_alerts(history_wh, site, DAY, today=DAY3) == "no alerts for the day"
+    assert not history_wh.has("alert", DAY)
+    msg = build_alerts(history_wh, site, DAY3, today=DAY3)
+    assert msg.startswith("2 alerts: 2 sent, 0 sent by an earlier run of the day"), msg
+    assert _alerts(history_wh, DAY3) == [
+        ("straggler", "ost", "online1-OST0009", "J9", "sent"),
+        ("system", "ost", "online1-OST0002", None, "sent")]
+    rows = history_wh.read("alert", DAY3).orderBy("kind", "key").collect()
+    assert [r["subject"] for r in rows] == [
+        STRAGGLER_SUBJECT,
+        "[lassi] OST online1-OST0002 slow for 29 h (since 2018-03-01 20:00 UTC)"]
+    assert rows[1]["key"] == "system:ost:online1-OST0002:2018-03-01T20:00"
+    assert all(r["sent_at"] is not None for r in rows)
     text = (tmp_path / "alerts.log").read_text()
     assert text.count("Subject: ") == 2 and "job: J9 (shentu, 4096 nodes)" in text
-    assert send_alerts(history_wh, site, day3) == []         # idempotent
+    # a rerun of the same date sends nothing new and keeps the record as it was
+    before = sorted((r["key"], r["status"], r["sent_at"]) for r in rows)
+    msg = build_alerts(history_wh, site, DAY3, today=DAY3)
+    assert msg.startswith("2 alerts: 0 sent, 2 sent by an earlier run of the day"), msg
     assert (tmp_path / "alerts.log").read_text() == text
-    # the default 96 h: only the straggler
-    site96 = _site(tmp_path, alerts={"sink": "file", "path": str(tmp_path / "b.log"),
-                                     "sent_log": str(tmp_path / "b.sent")})
-    assert send_alerts(history_wh, site96, day3) == [sent[1]]
+    assert sorted((r["key"], r["status"], r["sent_at"])
+                  for r in history_wh.read("alert", DAY3).collect()) == before
+    # another date calling for a key sent before: recorded as already sent, not delivered
+    day4 = DAY + dt.timedelta(days=3)
+    again = _anomaly("ost", "online1-OST0009", 3, "00:00", "00:30", False, rule="straggler",
+                     job="J9", slow=4.0)
+    history_wh.write(history_wh.spark.createDataFrame([again], COMPONENT_ANOMALY),
+                     "component_anomaly", [day4])
+    assert build_alerts(history_wh, site, day4, today=day4).startswith("1 alerts: 0 sent")
+    (r,) = history_wh.read("alert", day4).collect()
+    assert (r["status"], r["sent_at"]) == ("already sent", rows[0]["sent_at"])
+    assert (tmp_path / "alerts.log").read_text() == text
+    # the default 96 h: only the straggler is called for
+    site96 = _site(tmp_path, alerts={"sink": "file", "path": str(tmp_path / "b.log")})
+    assert [a["subject"] for a in pending_alerts(history_wh, site96, DAY3)] == [
+        STRAGGLER_SUBJECT]
+
+
+def test_alerts_of_a_backfill_are_recorded_not_sent(history_wh, tmp_path):
+    from lassi.beacon.alerts import build_alerts
+
+    site = _site(tmp_path, alert_after_hours=24)
+    log = tmp_path / "alerts.log"
+    # today (UTC) is years after 2018: a backfill
+    msg = build_alerts(history_wh, site, DAY3)
+    assert msg.endswith("2 not sent (backfill: the date is more than 2 days ago)"), msg
+    assert [a[-1] for a in _alerts(history_wh, DAY3)] == ["not sent: backfill"] * 2
+    assert history_wh.read("alert", DAY3).filter("sent_at IS NOT NULL").count() == 0
+    assert not log.exists()
+    build_alerts(history_wh, site, DAY3, today=DAY3 + dt.timedelta(days=3))   # 3 > 2 days
+    assert not log.exists()
+    # within alerts.max_age_days the same keys are still deliverable, once
+    build_alerts(history_wh, site, DAY3, today=DAY3 + dt.timedelta(days=2))
+    assert [a[-1] for a in _alerts(history_wh, DAY3)] == ["sent"] * 2
+    assert log.read_text().count("Subject: ") == 2
+    # a later backfill of the date keeps what was sent and sends nothing
+    build_alerts(history_wh, site, DAY3)
+    assert [a[-1] for a in _alerts(history_wh, DAY3)] == ["sent"] * 2
+    assert log.read_text().count("Subject: ") == 2
+    # max_age_days from the site: a week
+    week = _site(tmp_path, alert_after_hours=24,
+                 alerts={"sink": "file", "path": str(tmp_path / "w.log"), "max_age_days": 7})
+    assert week.settings.alerts.max_age_days == 7
+    day4 = DAY + dt.timedelta(days=3)
+    history_wh.write(history_wh.spark.createDataFrame(
+        [_anomaly("fwd", "fwd003", 3, "00:00", "00:30", False, rule="straggler", job="J8",
+                  slow=3.0)], COMPONENT_ANOMALY), "component_anomaly", [day4])
+    assert build_alerts(history_wh, week, day4, today=day4 + dt.timedelta(days=7)) \
+        .startswith("1 alerts: 1 sent")
+    assert "fwd003" in (tmp_path / "w.log").read_text()
+
+
+def test_a_bad_alerts_block_fails_at_load(tmp_path):
+    import yaml
+
+    from lassi.core.config import ConfigError, conf_dir
+
+    data = yaml.safe_load((conf_dir() / "sites/taihulight.yaml").read_text())
+    data["alerts"] = {"sink": "smtp", "host": "mail.example.org", "from": "beacon@x"}
+    p = tmp_path / "site.yaml"
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="alerts.to: expected addresses, got None") as err:
+        load_site(str(p))
+    assert str(err.value).startswith(f"{p}: ")
+    data["alerts"] = {"sink": "file", "path": "a.log", "max_age_days": "two"}
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="alerts.max_age_days"):
+        load_site(str(p))
 
 
 class _SMTPHandler(socketserver.StreamRequestHandler):
@@ -319,7 +403,7 @@ class _SMTPHandler(socketserver.StreamRequestHandler):
 
 
 def test_alerts_to_loopback_smtp(history_wh, tmp_path):
-    from lassi.beacon.alerts import send_alerts
+    from lassi.beacon.alerts import build_alerts
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _SMTPHandler)
     server.messages = []
@@ -329,10 +413,8 @@ def test_alerts_to_loopback_smtp(history_wh, tmp_path):
         site = _site(tmp_path, alerts={"sink": "smtp", "host": "127.0.0.1",
                                        "port": server.server_address[1], "from": "beacon@x",
                                        "to": ["ops@x"], "starttls": False})
-        day3 = DAY + dt.timedelta(days=2)
-        assert send_alerts(history_wh, site, day3) == [
-            "[lassi] straggler OST online1-OST0009 in job J9 (~4.0x slower)"]
-        assert send_alerts(history_wh, site, day3) == []
+        assert build_alerts(history_wh, site, DAY3, today=DAY3).startswith("1 alerts: 1 sent")
+        assert build_alerts(history_wh, site, DAY3, today=DAY3).startswith("1 alerts: 0 sent")
     finally:
         server.shutdown()
         server.server_close()
@@ -341,6 +423,20 @@ def test_alerts_to_loopback_smtp(history_wh, tmp_path):
     assert m["Subject"] == "[lassi] straggler OST online1-OST0009 in job J9 (~4.0x slower)"
     assert m["To"] == "ops@x" and m["From"] == "beacon@x"
     assert "estimated slowdown of the job's I/O through it: 4.0x" in m.get_content()
+    assert _alerts(history_wh, DAY3) == [("straggler", "ost", "online1-OST0009", "J9", "sent")]
+
+
+def test_a_failed_delivery_fails_the_stage_and_records_nothing(history_wh, tmp_path):
+    from lassi.beacon.alerts import build_alerts
+
+    server = socketserver.TCPServer(("127.0.0.1", 0), _SMTPHandler)
+    port = server.server_address[1]
+    server.server_close()                     # nobody listens there now
+    site = _site(tmp_path, alerts={"sink": "smtp", "host": "127.0.0.1", "port": port,
+                                   "from": "beacon@x", "to": "ops@x", "timeout": 5})
+    with pytest.raises(OSError):
+        build_alerts(history_wh, site, DAY3, today=DAY3)
+    assert not history_wh.has("alert", DAY3)      # the retry sends again
 
 
 # --- end to end on a simulated day -------------------------------------------------------------

@@ -12,9 +12,10 @@ def test_archer_matches_lassi_paper():
     s = load_site("archer")
     assert len(s.compute_nodes) == 4920
     assert [(f.name, len(f.osts)) for f in s.filesystems] == [("fs2", 48), ("fs3", 48), ("fs4", 56)]
-    assert s.thresholds["alpha"] == 2.0 and s.thresholds["slowdown_factor"] == 1.5
-    assert s.thresholds["high_mdops"] == 300 and s.thresholds["anomaly_peak_fraction"] == 0.3
-    assert s.thresholds["anomaly_min_minutes"] == 60
+    th = s.settings.thresholds
+    assert th.alpha == 2.0 and th.slowdown_factor == 1.5
+    assert th.high_mdops == 300 and th.anomaly_peak_fraction == 0.3
+    assert th.anomaly_min_minutes == 60
     assert s.window_s == 180 and s.schedulers == ["pbs", "alps"]
     assert s.node_nid("nid00008") == "8@gni1" and s.nid_map["8@gni1"] == "nid00008"
 
@@ -52,10 +53,78 @@ def _write(tmp_path: Path, change) -> Path:
     (lambda d: d.pop("compute"), "missing required key 'compute'"),
     (lambda d: d["filesystems"].append(dict(d["filesystems"][0])), "unique filesystem name"),
     (lambda d: d.setdefault("thresholds", {}).update(anomaly_peak_fraction=1.5), "fraction"),
+    (lambda d: d.setdefault("thresholds", {}).update(dbscan_stage2={"eps": 0.2, "min_samples": 0}),
+     "thresholds.dbscan_stage2.min_samples: expected a positive integer"),
+    (lambda d: d.setdefault("thresholds", {}).update(cache_thrashing_factor="two"),
+     "thresholds.cache_thrashing_factor: expected a positive number"),
+    (lambda d: d.setdefault("thresholds", {}).update(fwd_load_bands={"high": 2}),
+     "thresholds.fwd_load_bands: expected high, mid and low cut-offs"),
+    (lambda d: d.update(risk={"oss_ops": ["read_kb", "nope"], "mds_ops": ["open"]}),
+     "risk.oss_ops"),
+    (lambda d: d.update(baseline_days=0), "baseline_days: expected a positive integer"),
+    (lambda d: d.update(alerts={"sink": "pigeon"}), "alerts.sink: expected file or smtp"),
+    (lambda d: d.update(alerts={"sink": "file", "path": ""}), "alerts.path: expected a file path"),
+    (lambda d: d.update(alerts={"sink": "smtp", "host": "h", "from": "a@x", "to": [],
+                                "port": 25}), "alerts.to: expected addresses"),
+    (lambda d: d.update(alerts={"sink": "smtp", "host": "h", "from": "a@x", "to": "b@x",
+                                "port": "25"}), "alerts.port: expected a port, got '25'"),
+    (lambda d: d.update(alerts={"sink": "smtp", "from": "a@x", "to": "b@x"}),
+     "alerts.host: expected a string"),
+    (lambda d: d.update(alerts={"sink": "file", "path": "a.log", "max_age_days": -1}),
+     "alerts.max_age_days: expected a non-negative integer"),
+    (lambda d: d.update(tokio={"jobinfo": ["slurm", "lsf"]}), "tokio.jobinfo: unknown source"),
+    (lambda d: d.update(tokio={"p_value": 1.5}), "tokio.p_value"),
+    (lambda d: d.update(interference={"significant_share": -0.1}),
+     "interference.significant_share: expected a positive number"),
+    (lambda d: d.update(wavelet={"level": 0}), "wavelet.level: expected a positive integer"),
 ])
 def test_invalid_site_names_the_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_site(str(_write(tmp_path, change)))
+
+
+def test_invalid_settings_fail_at_load_naming_the_file(tmp_path):
+    p = _write(tmp_path, lambda d: d.update(alerts={"sink": "smtp", "host": "mail",
+                                                    "from": "a@x", "to": ["b@x"], "port": 0}))
+    with pytest.raises(ConfigError) as err:
+        load_site(str(p))
+    assert str(err.value) == f"{p}: alerts.port: expected a port, got 0"
+
+
+def test_settings_are_typed_frozen_and_defaulted(tmp_path):
+    import dataclasses
+    import datetime as dt
+
+    from lassi.core.settings import FWD_LOAD_BANDS, Alerts, Interference, Tokio, Wavelet
+
+    s = load_site("taihulight").settings
+    assert (s.window_s, s.baseline_days) == (60, 30)
+    assert s.baseline_period(dt.date(2018, 3, 30)) == (dt.date(2018, 3, 1), dt.date(2018, 3, 30))
+    th = s.thresholds
+    assert (th.dbscan_stage1.eps, th.dbscan_stage1.min_samples,
+            th.dbscan_stage1.scale_min_phases) == (0.3, 3, 10)
+    assert th.dbscan_one_stage.params() == {"eps": 0.05, "min_samples": 5}
+    assert (th.large_job_nodes, th.perf_vector_intervals, th.alert_after_hours) == (512, 20, 96.0)
+    assert (th.cache_thrashing_factor, th.write_amplification_factor) == (2.0, 1.2)
+    assert th.fwd_load_bands == FWD_LOAD_BANDS
+    assert s.risk.oss_ops[:2] == ("read_kb", "read_ops") and "open" in s.risk.mds_ops
+    # conf/defaults.yaml and the dataclass defaults agree
+    assert s.wavelet == Wavelet() and s.tokio == Tokio() and s.interference == Interference()
+    assert s.alerts == Alerts()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.baseline_days = 7
+    p = _write(tmp_path, lambda d: d.update(
+        alerts={"sink": "smtp", "host": "mail", "from": "a@x", "to": "b@x", "password": "pw",
+                "max_age_days": 0},
+        tokio={"mounts": {"/scratch2": "snx11035"}, "jobinfo": ["darshan"]},
+        thresholds={**d.get("thresholds", {}),
+                    "fwd_load_bands": {"low": 0.05, "high": 0.8, "mid": 0.4}}))
+    s = load_site(str(p)).settings
+    assert (s.alerts.sink, s.alerts.port, s.alerts.sender, s.alerts.to) == ("smtp", 25, "a@x",
+                                                                            ("b@x",))
+    assert s.alerts.max_age_days == 0 and "pw" not in repr(s.alerts)
+    assert s.tokio.mounts == (("/scratch2", "snx11035"),) and s.tokio.jobinfo == ("darshan",)
+    assert s.thresholds.fwd_load_bands == (("high", 0.8), ("mid", 0.4), ("low", 0.05))
 
 
 def test_unknown_site_and_bad_yaml(tmp_path):

@@ -78,9 +78,14 @@ def _health_rows():
 def site():
     from lassi.core.config import load_site
 
-    s = load_site("archer")                      # a fresh copy of the configuration
-    s.data["tokio"] = {**s.data["tokio"], "mounts": {"/scratch": "snx1"}}
-    return s
+    return _with_tokio(load_site("archer"), mounts={"/scratch": "snx1"})
+
+
+def _with_tokio(site, **tokio):
+    """The site with these `tokio:` settings (settings are built once per Site)."""
+    from lassi.core.config import Site
+
+    return Site({**site.data, "tokio": {**site.data["tokio"], **tokio}}, site.source)
 
 
 @pytest.fixture
@@ -152,7 +157,7 @@ def test_job_metrics_by_hand(wh, site):
 def test_jobinfo_priority_is_configurable(wh, site):
     from lassi.tokio.job_metrics import summarize_jobs
 
-    site.data["tokio"]["jobinfo"] = ["darshan", "slurm"]
+    site = _with_tokio(site, jobinfo=["darshan", "slurm"])
     pdf = summarize_jobs(wh, site, ["J1"])
     r = pdf.iloc[0]
     assert r["jobinfo_source"] == "darshan" and r["runtime_s"] == 110.0

@@ -125,7 +125,7 @@ def test_baseline_and_risk_by_hand(wh):
         assert got["period_start"] == D - dt.timedelta(days=29)
     assert base[("fs3", "write_kb")]["std"] is None      # one app-hour: no deviation
 
-    oss, mds = site.data["risk"]["oss_ops"], site.data["risk"]["mds_ops"]
+    oss, mds = site.settings.risk.oss_ops, site.settings.risk.mds_ops
     rows = {(r.app_id, r.fs, r.hour.hour): r for r in w.read("app_hour", [D]).collect()}
     for key in keys2:
         r = {op: ((_value(key, op) - 2.0 * mu) / sd if sd > 0 else 0.0)
@@ -158,9 +158,19 @@ def test_fs_hour_sums(wh):
     assert fh[("fs2", 0)]["read_kb_ops"] == pytest.approx(12 * 1024 / 5120)
 
 
+def _runs_with_slowdown(w, dates) -> dict:
+    """app_run rows joined to their run_slowdown row (None columns when there is none)."""
+    joined = w.read("app_run", dates).join(w.read("run_slowdown", dates),
+                                           ["app_id", "source", "date"], "left")
+    return {(r.app_id, r.source): r for r in joined.collect()}
+
+
 def test_slowdown_by_hand(wh):
     w, _ = wh
-    runs = {(r.app_id, r.source): r for r in w.read("app_run", [PREV, D]).collect()}
+    runs = _runs_with_slowdown(w, [PREV, D])
+    keys = {(r.app_id, r.source, r.date) for r in w.read("run_slowdown", [PREV, D]).collect()}
+    assert keys == {("A1", "alps", D), ("B1", "alps", D), ("102.sdb", "pbs", D),
+                    ("Z0", "alps", PREV), ("H1", "alps", PREV), ("H2", "alps", PREV)}
     a1 = runs[("A1", "alps")]
     assert a1.runtime_s == 4800.0 and a1.group_runs == 3
     assert a1.group_mean_s == pytest.approx((4800 + 2400 + 2400) / 3)
@@ -171,7 +181,7 @@ def test_slowdown_by_hand(wh):
     ah = [r for r in w.read("app_hour", [D]).collect() if r.app_id == "A1"]
     assert a1.risk_oss_sum == pytest.approx(sum(r.risk_oss for r in ah))
     assert a1.risk_mds_sum == pytest.approx(sum(r.risk_mds for r in ah))
-    assert runs[("100.sdb", "pbs")].slowdown is None          # a PBS job with apruns
+    assert runs[("100.sdb", "pbs")].slowdown is None          # a PBS job with apruns: no row
     pbs_only = runs[("102.sdb", "pbs")]
     assert pbs_only.runtime_s == 1800.0 and pbs_only.slowdown is None  # no launch command
     assert runs[("B1", "alps")].group_runs == 1 and runs[("B1", "alps")].slowdown == 1.0
@@ -189,7 +199,60 @@ def test_slowdown_by_hand(wh):
 def test_stages_are_idempotent(wh):
     w, site = wh
     before = sorted(map(tuple, w.read("app_hour", [D]).collect()))
+    slow = sorted(map(tuple, w.read("run_slowdown", [PREV, D]).collect()))
     build_app_hour(w, site, D)
     build_run_metrics(w, site, D)
     assert sorted(map(tuple, w.read("app_hour", [D]).collect())) == before
+    assert sorted(map(tuple, w.read("run_slowdown", [PREV, D]).collect())) == slow
     assert w.read("app_run", [PREV, D]).count() == len(RUNS)
+
+
+# A Slurm day: 700.0 crosses midnight (80 min, the day before), 700.1 and 700.2 run the same
+# command for 40 min each (group mean 53 min 20 s: 700.0 is slowed, 1.5x), 700.3 runs alone.
+SACCT = """JobID|JobName|User|Start|End|NodeList|State|SubmitLine
+700|x|alice|2017-10-09T22:00:00|2017-10-10T03:00:00|nid0000[1-2]|COMPLETED|sbatch x.sh
+700.0|x.exe||2017-10-09T23:00:00|2017-10-10T00:20:00|nid00001|COMPLETED|srun ./x.exe
+700.1|x.exe||2017-10-10T00:30:00|2017-10-10T01:10:00|nid00001|COMPLETED|srun ./x.exe
+700.2|x.exe||2017-10-10T01:20:00|2017-10-10T02:00:00|nid00002|COMPLETED|srun ./x.exe
+700.3|y.exe||2017-10-10T02:10:00|2017-10-10T02:30:00|nid00002|COMPLETED|srun ./y.exe
+"""
+
+
+def test_reingest_keeps_run_slowdown(spark, tmp_path):
+    """app_run belongs to ingest (no analysis columns, on disk either); the slowdown stage
+    writes run_slowdown, which re-ingesting the date's scheduler file leaves intact."""
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.warehouse import Warehouse
+
+    w = Warehouse(spark, str(tmp_path / "wh"))
+    site = load_site("archer", nodes=16)
+    sacct = tmp_path / "sacct.txt"
+    sacct.write_text(SACCT)
+    ingest_cols = set(schema_of("app_run").fieldNames())
+    analysis = set(schema_of("run_slowdown").fieldNames()) - {"app_id", "source", "date"}
+    assert not ingest_cols & analysis
+
+    def on_disk(d):     # the columns of app_run's Parquet files, as ingest wrote them
+        return set(spark.read.parquet(w.partition_path("app_run", d)).columns) | {"date"}
+
+    ingest_source(spark, w, site, "slurm", [str(sacct)], tz="UTC")
+    assert on_disk(PREV) == on_disk(D) == ingest_cols
+    build_run_metrics(w, site, D)
+    before = sorted(map(tuple, w.read("run_slowdown", [PREV, D]).collect()))
+    got = {(r.app_id, r.date): r for r in w.read("run_slowdown", [PREV, D]).collect()}
+    assert set(got) == {("700.0", PREV), ("700.1", D), ("700.2", D), ("700.3", D)}
+    assert got[("700.0", PREV)].slowdown == pytest.approx(1.5) and got[("700.0", PREV)].slowed
+    assert got[("700.1", D)].group_mean_s == pytest.approx(3200.0)
+    assert got[("700.3", D)].slowdown == 1.0
+
+    assert not w.has("ingest_log", D)
+    ingest_source(spark, w, site, "slurm", [str(sacct)], date=D, tz="UTC")   # re-ingest D
+    assert w.read("ingest_log", [D]).first().lines_used > 0
+    assert on_disk(D) == ingest_cols
+    assert w.read("app_run", [PREV, D]).count() == 4
+    assert sorted(map(tuple, w.read("run_slowdown", [PREV, D]).collect())) == before
+    runs = _runs_with_slowdown(w, [PREV, D])
+    assert {k: r.slowdown for k, r in runs.items()} == {
+        ("700.0", "slurm"): pytest.approx(1.5), ("700.1", "slurm"): pytest.approx(0.75),
+        ("700.2", "slurm"): pytest.approx(0.75), ("700.3", "slurm"): 1.0}

@@ -451,3 +451,47 @@ def test_ingest_source_lmt(spark, warehouse, tmp_path):
     st2 = ingest_source(spark, warehouse, site, "lmt", [str(tmp_path / "dbs")], day, tz=PACIFIC)
     assert st2.lines_read == 23 and warehouse.read("lmt_ost", [day]).count() == 11   # idempotent
     assert warehouse.read("quarantine", [day]).filter("source = 'lmt'").count() == 4
+
+
+# --- the ingest contract: connectors read, one writer writes ----------------------------------
+
+
+def test_writer_takes_row_tuples_or_pandas(spark, tmp_path):
+    """A window's rows written as tuples and as the connector's pandas frames give one table."""
+    from lassi.ingest.lmt_rows import window_tables
+    from lassi.ingest.writer import write_tables
+
+    from lassi.core.warehouse import Warehouse
+
+    path = write_sqlite(tmp_path / "tiny.sqlite3", tiny_tables())
+    window = (UTC0, UTC0 + 60 * MIN)
+    with LmtDb(str(path), PACIFIC) as db:
+        res = db.read(*window)
+    as_tuples, as_pandas = (Warehouse(spark, str(tmp_path / n)) for n in ("tuples", "pandas"))
+    assert write_tables(as_tuples, window_tables(res, *window)) == [UTC0.date()]
+    tables = window_tables(res, *window)
+    for t in tables:
+        t.rows = res.ost_frame() if t.table == "lmt_ost" else res.mds_frame()
+    write_tables(as_pandas, tables)
+    for table, rows in (("lmt_ost", res.ost_rows), ("lmt_mds", res.mds_rows)):
+        got = [sorted(tuple(r) for r in wh.read(table).collect()) for wh in (as_tuples, as_pandas)]
+        assert got[0] == got[1] == sorted(rows)
+
+
+def test_only_the_writer_writes():
+    """No ingest module but `lassi.ingest.writer` writes to the warehouse, none imports the
+    runner or another module's private names (parsed, nothing imported)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "ingest"
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lassi"):
+                bad += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") or node.module == "lassi.ingest.runner"]
+            elif (path.name != "writer.py" and isinstance(node, ast.Attribute)
+                  and node.attr in ("write", "replace_rows", "write_rows")
+                  and isinstance(node.value, ast.Name) and node.value.id in ("wh", "warehouse")):
+                bad.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert bad == []

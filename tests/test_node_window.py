@@ -105,9 +105,10 @@ def test_aggressors_lead_their_hours(metrics):
 
 
 def test_slowdown_flags_follow_runtime(metrics):
-    """app_run's slowdown = runtime / mean runtime of the same command, from the truth."""
+    """run_slowdown's slowdown = runtime / mean runtime of the same command, from the truth."""
     site, wh, truth = metrics
-    runs = {r.app_id: r for r in wh.read("app_run", [DATE]).filter("source = 'alps'").collect()}
+    runs = {r.app_id: r for r in wh.read("run_slowdown", [DATE]).filter("source = 'alps'")
+            .collect()}
     groups: dict = collections.defaultdict(list)
     for t in truth["runs"]:
         groups[t["command"]].append(t["runtime_s"])

@@ -134,15 +134,21 @@ def test_lctl_dl_small_failover(tmp_path):
 
 
 def test_ingest_into_warehouse(spark, warehouse, tmp_path):
+    from lassi.ingest.runner import ingest_source
+
     from lassi.core.config import load_site
 
     site = load_site("archer")
     df_file = _write(tmp_path, "lfs-df.txt", LFS_DF)
     dl_file = _write(tmp_path, "lctl.txt", LCTL)
     for _ in range(2):                                   # a rerun replaces, never duplicates
-        st = lfs_df.ingest_inputs(spark, warehouse, site, [str(df_file)], DAY, None)
-        st2 = lctl_dl.ingest_inputs(spark, warehouse, site, [str(dl_file)], DAY, None)
+        st = ingest_source(spark, warehouse, site, "lfs-df", [str(df_file)], DAY)
+        st2 = ingest_source(spark, warehouse, site, "lctl-dl", [str(dl_file)], DAY)
     assert st.rows == 5 and st2.rows == 6
+    log = warehouse.read("ingest_log", [DAY]).toPandas().set_index("source")
+    assert log.loc["lfs-df", "rows"] == 5 and log.loc["lctl-dl", "rows"] == 6
+    # the registry's compatibility entry point writes the same (tables and quarantine)
+    assert lfs_df.ingest_inputs(spark, warehouse, site, [str(df_file)], DAY, None).rows == 5
     oh = warehouse.read("ost_health", [DAY]).toPandas()
     assert oh.groupby("source").size().to_dict() == {"lctl-dl": 6, "lfs-df": 5}
     assert oh[oh.failed_over.eq(True)].target.tolist() in (

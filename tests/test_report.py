@@ -81,14 +81,18 @@ def _fs_hours():
 
 
 def _run(app, exe, user, start_h, minutes, slowdown, command=None, source="alps"):
+    """A launch: its app_run row (ingest) and its run_slowdown row (the slowdown stage)."""
     start = dt.datetime(2017, 10, 10, start_h, 10)
     slowed = None if slowdown is None else slowdown >= 1.5
-    return _row("app_run", app_id=app, job_id=f"j{app}", user=user, exe=exe,
-                command=command or f"aprun ./{exe}", nodes=["nid00010"], n_nodes=1,
-                n_procs=24, start=start, end=start + dt.timedelta(minutes=minutes),
-                exit_status=0, source=source, runtime_s=minutes * 60.0, group_runs=4,
-                group_mean_s=minutes * 60.0 / (slowdown or 1.0), slowdown=slowdown,
-                slowed=slowed, risk_oss_sum=1.0, risk_mds_sum=0.5, date=DAY)
+    run = _row("app_run", app_id=app, job_id=f"j{app}", user=user, exe=exe,
+               command=command or f"aprun ./{exe}", nodes=["nid00010"], n_nodes=1,
+               n_procs=24, start=start, end=start + dt.timedelta(minutes=minutes),
+               exit_status=0, source=source, date=DAY)
+    analysis = _row("run_slowdown", app_id=app, source=source, runtime_s=minutes * 60.0,
+                    group_runs=4, group_mean_s=minutes * 60.0 / (slowdown or 1.0),
+                    slowdown=slowdown, slowed=slowed, risk_oss_sum=1.0, risk_mds_sum=0.5,
+                    date=DAY)
+    return run, analysis
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +112,7 @@ def built(spark, tmp_path_factory):
                         rsd=1.5 / (i + 1), n=300, period_start=DAY, period_end=DAY, date=DAY)
                    for fs in ("fs2", "fs3") for i, op in enumerate(ALL_COUNTERS)],
                   "fs_baseline")
-    wh.write_rows([
+    launches = [
         _run("A1", "hog.exe", "u1", 0, 110, 1.0),
         _run("A2", "victim.exe", "u2", 0, 150, 2.0, command=VICTIM),
         _run("A2", None, "u2", 0, 152, None, source="pbs"),   # the job's PBS row
@@ -118,7 +122,9 @@ def built(spark, tmp_path_factory):
         _run("A3", "meta.py", "u3", 2, 40, 1.2),
         _run("B1", "reader.x", "u4", 0, 170, 1.4),   # not slowed: below 1.5
         _run("B2", "quiet.x", "u5", 1, 30, 1.0),
-    ], "app_run")
+    ]
+    wh.write_rows([run for run, _ in launches], "app_run")
+    wh.write_rows([analysis for _, analysis in launches], "run_slowdown")
     wh.write_rows([
         _row("run_group", command=VICTIM, exe="victim.exe", user="u2", n_runs=4,
              mean_runtime_s=5625.0, std_runtime_s=1800.0, n_slowed=1,

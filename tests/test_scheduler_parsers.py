@@ -347,7 +347,7 @@ def test_beacon_job_log(tmp_path):
 
 def test_rows_have_app_run_fields(tmp_path):
     schemas = pytest.importorskip("lassi.core.schemas")
-    names = set(schemas.without_date(schemas.APP_RUN).fieldNames()) - set(schemas.APP_RUN_ANALYSIS)
+    names = set(schemas.without_date(schemas.APP_RUN).fieldNames())
     assert set(alps.APP_RUN_FIELDS) == names
     rows = alps.parse_lines([ALPS_START, ALPS_END], "f")[0] + slurm.parse_lines(HEADED, "f")[0]
     assert all(set(r) == names for r in rows)

@@ -327,29 +327,28 @@ def test_no_beacon_data(spark, tmp_path):
 
 
 def test_settings():
-    from lassi.beacon.system_views import (
-        amplification_factor,
-        band_expr,
-        band_legend,
-        core_hour_buckets,
-        fwd_load_bands,
-        thrashing_factor,
-    )
+    import copy
+
+    from lassi.beacon.system_views import band_expr, band_legend, core_hour_buckets
+    from lassi.core.config import ConfigError, Site
 
     full, small = load_site("taihulight"), load_site("taihulight", nodes=1024)
     assert [b[1] for b in core_hour_buckets(full)] == [
         "(0, 1K]", "(1K, 10K]", "(10K, 100K]", "(100K, 1M]", "> 1M"]
     assert core_hour_buckets(small)[0] == (0, "(0, 10]", None, 10.0)
     assert core_hour_buckets(small)[-1] == (4, "> 10K", 10000.0, None)
-    assert band_legend(fwd_load_bands(full)) == {
+    bands = full.settings.thresholds.fwd_load_bands
+    assert band_legend(bands) == {
         "high": "≥ 90 %", "mid": "50 %–90 %", "low": "10 %–50 %", "idle": "< 10 %"}
-    assert band_expr(fwd_load_bands(full)) == (
+    assert band_expr(bands) == (
         "CASE WHEN load IS NULL THEN 'unknown' WHEN load >= 0.9 THEN 'high' "
         "WHEN load >= 0.5 THEN 'mid' WHEN load >= 0.1 THEN 'low' ELSE 'idle' END")
-    small.data["thresholds"].update(cache_thrashing_factor=3, write_amplification_factor=1.5,
-                                    fwd_load_bands={"low": 0.05, "high": 0.8, "mid": 0.4})
-    assert (thrashing_factor(small), amplification_factor(small)) == (3.0, 1.5)
-    assert fwd_load_bands(small) == (("high", 0.8), ("mid", 0.4), ("low", 0.05))
-    small.data["thresholds"]["cache_thrashing_factor"] = "two"
-    with pytest.raises(ValueError, match="cache_thrashing_factor"):
-        thrashing_factor(small)
+    data = copy.deepcopy(small.data)
+    data["thresholds"].update(cache_thrashing_factor=3, write_amplification_factor=1.5,
+                              fwd_load_bands={"low": 0.05, "high": 0.8, "mid": 0.4})
+    th = Site(data, small.source).settings.thresholds
+    assert (th.cache_thrashing_factor, th.write_amplification_factor) == (3.0, 1.5)
+    assert th.fwd_load_bands == (("high", 0.8), ("mid", 0.4), ("low", 0.05))
+    data["thresholds"]["cache_thrashing_factor"] = "two"
+    with pytest.raises(ConfigError, match="thresholds.cache_thrashing_factor"):
+        _ = Site(data, small.source).settings

@@ -9,15 +9,15 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   its interval's midpoint, as in the system views):
 
   * forwarding node: bandwidth = the largest Lustre client sample (bytes summed over the
-    node's OSTs / interval, sql/beacon/steps/component_fwd_minute.sql); it serves when its LWFS server
-    handled Read/Write requests in the minute; the demand evidence is the LWFS server
-    queue: on average at least FWD_MIN_QUEUE (1) request waiting in the minute. A lightly
+    node's OSTs / interval, sql/beacon/steps/component_fwd_minute.sql); it serves when its
+    LWFS server handled Read/Write requests in the minute; the demand evidence is the LWFS
+    server queue: on average at least FWD_MIN_QUEUE (1) request waiting in the minute. A lightly
     used node serves every request at once, its queue stays empty: low bandwidth there is
     low demand, not low capability.
   * OST: bandwidth and peak from sql/beacon/view_ost_util.sql (the system view, reused); it
     serves when it moved bytes in the minute; the demand evidence
-    (sql/beacon/steps/component_ost_minute.sql) is that every sample of the minute moved bytes (the OST
-    never went idle, so requests were waiting all the time), or that at least
+    (sql/beacon/steps/component_ost_minute.sql) is that every sample of the minute moved
+    bytes (the OST never went idle, so requests were waiting all the time), or that at least
     OST_CEILING_SAMPLES (2) of its samples ran at its ceiling — within 5 % of its fastest
     sample of the surrounding hour: a capped OST serves every burst at the same rate even
     when it goes idle between bursts (a lightly used one at a site of small jobs), while
@@ -28,8 +28,8 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
 
   A serving minute with bandwidth >= the threshold is `high` (the component showed it can
   serve), a low serving minute with demand evidence is `low`; other minutes give no
-  verdict. Gaps and islands (window functions, sql/beacon/steps/component_islands.sql): a run of `low`
-  minutes with no `high` minute between them and no gap longer than MAX_GAP_MIN (15)
+  verdict. Gaps and islands (window functions, sql/beacon/steps/component_islands.sql): a
+  run of `low` minutes with no `high` minute between them and no gap longer than MAX_GAP_MIN (15)
   minutes is an anomaly when it lasts >= anomaly_min_minutes (first low minute to the end
   of the last). Consequences are dropped (sql/beacon/steps/component_system.sql): a slow component
   throttles the jobs using it, whose other components then serve little although their
@@ -42,15 +42,15 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   (forwarding node -> OST bytes of sql/beacon/steps/fwd_ost_minute.sql, reused) — unless it explains
   the other in turn (then both stay).
   `ongoing`: the island reaches the last MAX_GAP_MIN minutes of the day; summaries and
-  alerts join it with the next day's island of the component that starts at 00:00
-  (sql/beacon/steps/component_chains.sql).
+  alerts (the next stage, `alerts`: lassi.beacon.alerts) join it with the next day's
+  island of the component that starts at 00:00 (sql/beacon/steps/component_chains.sql).
 
 - rule `straggler`: within each job of at least `large_job_nodes` nodes, DBSCAN
   (`thresholds.dbscan_straggler` eps / min_samples, applyInPandas per job) over the
   bandwidth its forwarding nodes and, separately, its OSTs gave it, as log2(rate / the
   layer's median). The rate is per forwarding-node/OST pair
-  (sql/beacon/steps/component_straggler_input.sql): the job's bytes through each pair over the seconds
-  of the Lustre-client samples (about 10 s) that moved them, and per component the
+  (sql/beacon/steps/component_straggler_input.sql): the job's bytes through each pair over
+  the seconds of the Lustre-client samples (about 10 s) that moved them, and per component the
   median over its main pairs (>= STRAGGLER_MAIN_PAIR_FRACTION (0.2) x
   the bytes of its largest pair). An OST's rate for a job grows with the number of the
   job's forwarding nodes that feed it, and another job's traffic that the per-minute job
@@ -65,11 +65,12 @@ ways; both write rows of `component_anomaly` for the date (SQL in sql/component_
   node delays the job's data on the OSTs it feeds, a slow OST the forwarding nodes
   feeding it; a straggler that moved >= STRAGGLER_CONSEQUENCE_SHARE (0.5) of its bytes
   over the job's minutes to or from stragglers of the other layer of the same job
-  (forwarding node -> OST traffic, sql/beacon/steps/fwd_ost_minute.sql) is attributed to them, unless
-  it explains one of them in turn (then both stay).
+  (forwarding node -> OST traffic, sql/beacon/steps/fwd_ost_minute.sql) is attributed to
+  them, unless it explains one of them in turn (then both stay).
 
 `component_anomaly_summary` counts the joined system anomalies per kind in the paper's
-Table 2 duration buckets. `build_component_anomaly` ends by `lassi.beacon.alerts.send_alerts`.
+Table 2 duration buckets. The alerts these anomalies call for are the next stage's
+(`alerts`, lassi.beacon.alerts). Thresholds: `site.settings.thresholds`.
 """
 
 from __future__ import annotations
@@ -124,20 +125,6 @@ _STRAGGLER_OUT = StructType([
 ])
 
 
-# --- settings ---------------------------------------------------------------------------
-
-
-def settings(site: Site) -> dict:
-    """The thresholds this stage uses (validated by lassi.core.config)."""
-    th = site.thresholds
-    db = th.get("dbscan_straggler", {})
-    return {"fraction": float(th["anomaly_peak_fraction"]),
-            "min_minutes": int(th["anomaly_min_minutes"]),
-            "large_job_nodes": int(th["large_job_nodes"]),
-            "alert_after_hours": float(th["alert_after_hours"]),
-            "eps": float(db.get("eps", 0.2)), "min_samples": int(db.get("min_samples", 3))}
-
-
 def _day_end(date: dt.date) -> str:
     return f"{dt.datetime.combine(date + dt.timedelta(days=1), dt.time()):%Y-%m-%d %H:%M:%S}"
 
@@ -175,18 +162,19 @@ def component_minutes(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
 def system_anomalies(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's system-rule rows of component_anomaly (COMPONENT_ANOMALY columns)."""
     date = as_date(date)
-    s = settings(site)
+    th = site.settings.thresholds
     spark = wh.spark
     component_minutes(wh, site, date)
-    islands = spark.sql(sql("beacon/steps/component_islands", fraction=repr(s["fraction"]),
-                            min_minutes=s["min_minutes"], max_gap=MAX_GAP_MIN,
+    islands = spark.sql(sql("beacon/steps/component_islands",
+                            fraction=repr(th.anomaly_peak_fraction),
+                            min_minutes=th.anomaly_min_minutes, max_gap=MAX_GAP_MIN,
                             day_end=_day_end(date), date=date.isoformat())).localCheckpoint()
     islands.createOrReplaceTempView("cmp_islands")
     spark.table("sv_client").createOrReplaceTempView("lustre_client")
     spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("cmp_fwd_ost")
-    return spark.sql(sql("beacon/steps/component_system", lead=CONSEQUENCE_LEAD_MIN, max_gap=MAX_GAP_MIN,
-                         slower=repr(CONSEQUENCE_SLOWER), min_share=repr(CONSEQUENCE_SHARE),
-                         date=date.isoformat()))
+    return spark.sql(sql("beacon/steps/component_system", lead=CONSEQUENCE_LEAD_MIN,
+                         max_gap=MAX_GAP_MIN, slower=repr(CONSEQUENCE_SLOWER),
+                         min_share=repr(CONSEQUENCE_SHARE), date=date.isoformat()))
 
 
 # --- stragglers -------------------------------------------------------------------------
@@ -258,7 +246,7 @@ def _register_peaks(wh: Warehouse, site: Site) -> None:
 def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's straggler rows of component_anomaly (jobs started on `date`)."""
     date = as_date(date)
-    s = settings(site)
+    th = site.settings.thresholds
     spark = wh.spark
     if not (wh.has("job_summary", date) and wh.has("job_timeseries", date)):
         return spark.createDataFrame([], COMPONENT_ANOMALY)
@@ -266,11 +254,13 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("job_summary", date).createOrReplaceTempView("cmp_jobs")
     wh.read("job_timeseries", date).createOrReplaceTempView("cmp_ts")
     _register_peaks(wh, site)
-    per = spark.sql(sql("beacon/steps/component_straggler_input", large_job_nodes=s["large_job_nodes"],
+    per = spark.sql(sql("beacon/steps/component_straggler_input",
+                        large_job_nodes=th.large_job_nodes,
                         active_fraction=repr(STRAGGLER_ACTIVE_FRACTION),
                         main_pair_fraction=repr(STRAGGLER_MAIN_PAIR_FRACTION)))
     found = per.groupBy("job_id").applyInPandas(
-        _dbscan_stragglers(s["eps"], s["min_samples"]), _STRAGGLER_OUT).localCheckpoint()
+        _dbscan_stragglers(th.dbscan_straggler.eps, th.dbscan_straggler.min_samples),
+        _STRAGGLER_OUT).localCheckpoint()
     found.createOrReplaceTempView("cmp_cand")
     _drop_consequences(wh, found).createOrReplaceTempView("cmp_stragglers")
     return spark.sql(f"""
@@ -343,10 +333,8 @@ def _drop_consequences(wh: Warehouse, found: DataFrame) -> DataFrame:
 
 @scoped
 def build_component_anomaly(wh: Warehouse, site: Site, date: dt.date) -> str:
-    """Stage `component_anomaly`: write the date's system and straggler anomalies, then
-    send the alerts they call for; returns a one-line summary."""
-    from lassi.beacon.alerts import send_alerts
-
+    """Stage `component_anomaly`: write the date's system and straggler anomalies; returns a
+    one-line summary. (Their alerts: the next stage, `alerts`.)"""
     date = as_date(date)
     if not sv.has_beacon_data(wh, date):
         if wh.has("component_anomaly", date):
@@ -361,9 +349,8 @@ def build_component_anomaly(wh: Warehouse, site: Site, date: dt.date) -> str:
         "count_if(rule = 'system' AND kind = 'ost') AS ost",
         "count_if(rule = 'straggler') AS strag",
         "count(DISTINCT CASE WHEN rule = 'straggler' THEN job_id END) AS jobs").first()
-    sent = send_alerts(wh, site, date)
     return (f"{n['fwd']} forwarding-node and {n['ost']} OST anomalies, {n['strag']} stragglers "
-            f"in {n['jobs']} large jobs; {len(sent)} alerts sent")
+            f"in {n['jobs']} large jobs")
 
 
 # --- history ------------------------------------------------------------------------------

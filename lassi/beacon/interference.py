@@ -25,23 +25,24 @@ from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 
-DEFAULTS = {"high_bw_fraction": 0.5, "high_iops_fraction": 0.25, "significant_share": 0.2,
-            "mdops_weight": 0.0}
+# a forwarding node's peaks when the site has no forwarding layer (TaihuLight's)
+FWD_PEAK_BW, FWD_PEAK_IOPS = 2.5e9, 4e4
 
 
-def thresholds(site: Site) -> dict[str, float]:
-    """high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), a forwarding node's
-    peak_bw and peak_iops, the `significant` share of the neighbours' load and the
-    `mdops_weight` of a metadata op in it, for the site (conf `interference:`)."""
-    conf = {**DEFAULTS, **(site.data.get("interference") or {})}
-    fwd = site.data.get("forwarding") or {}
-    peak_bw, peak_iops = float(fwd.get("peak_bw", 2.5e9)), float(fwd.get("peak_iops", 4e4))
-    return {"high_mdops": float(site.thresholds["high_mdops"]),
-            "high_bw": float(conf["high_bw_fraction"]) * peak_bw,
-            "high_iops": float(conf["high_iops_fraction"]) * peak_iops,
+def _sql_params(site: Site) -> dict[str, float]:
+    """The SQL parameters from `site.settings` (`interference:`, thresholds.high_mdops) and
+    the forwarding peaks: high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), a
+    forwarding node's peak_bw and peak_iops, the `significant` share of the neighbours' load
+    and the `mdops_weight` of a metadata op in it."""
+    conf = site.settings.interference
+    fwd = site.data.get("forwarding") or {}      # topology, validated by lassi.core.config
+    peak_bw = float(fwd.get("peak_bw", FWD_PEAK_BW))
+    peak_iops = float(fwd.get("peak_iops", FWD_PEAK_IOPS))
+    return {"high_mdops": site.settings.thresholds.high_mdops,
+            "high_bw": conf.high_bw_fraction * peak_bw,
+            "high_iops": conf.high_iops_fraction * peak_iops,
             "peak_bw": peak_bw, "peak_iops": peak_iops,
-            "significant": float(conf["significant_share"]),
-            "mdops_weight": float(conf["mdops_weight"])}
+            "significant": conf.significant_share, "mdops_weight": conf.mdops_weight}
 
 
 @scoped
@@ -61,9 +62,10 @@ def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
     (wh.read("job_timeseries", period).where("layer = 'compute' AND component = '*'")
      .createOrReplaceTempView("jts"))
     wh.read("component_anomaly", period).createOrReplaceTempView("comp")
-    t = thresholds(site)
+    t = _sql_params(site)
     spark.sql(sql("beacon/interference", **t)).createOrReplaceTempView("nb")
-    out = spark.sql(sql("beacon/steps/interference_cause", date=date.isoformat(), **t)).localCheckpoint()
+    out = spark.sql(sql("beacon/steps/interference_cause", date=date.isoformat(),
+                        **t)).localCheckpoint()
     wh.write(out, "interference", [date])
     causes = (out.select("job_id", "cause").distinct().groupBy("cause").count()
               .orderBy(F.desc("count")).collect())          # at most eight causes

@@ -44,10 +44,10 @@ from pyspark.sql.types import (
 )
 
 from lassi.beacon.job_profile import job_dates
-from lassi.beacon.phase_detect import detect, extract_phases, wavelet_conf
+from lassi.beacon.phase_detect import detect, extract_phases
 from lassi.core.config import Site
-from lassi.core.period import baseline_period
 from lassi.core.schemas import IO_PHASE
+from lassi.core.settings import Wavelet
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
@@ -69,10 +69,9 @@ _DETECTED = StructType([
 ])
 
 
-def phases_of_jobs(series: DataFrame, conf: dict) -> DataFrame:
+def phases_of_jobs(series: DataFrame, c: Wavelet) -> DataFrame:
     """Phases of every job in `series` (job_id, sec, read_bytes, write_bytes, start_s,
-    end_s), one row per phase (_PHASE_ROWS)."""
-    c = wavelet_conf(conf)
+    end_s), one row per phase (_PHASE_ROWS), cut with the wavelet settings `c`."""
 
     def per_job(pdf: pd.DataFrame) -> pd.DataFrame:
         ph = extract_phases(pdf["sec"].to_numpy(), pdf["read_bytes"].to_numpy(),
@@ -90,13 +89,12 @@ def phases_of_jobs(series: DataFrame, conf: dict) -> DataFrame:
 
 def detect_by_app(phases: DataFrame, site: Site) -> DataFrame:
     """Detection columns (_DETECTED) of every phase in `phases` (_DETECT_IN), per app."""
-    th = site.thresholds
-    n_int = int(th["perf_vector_intervals"])
-    s1 = {k: th["dbscan_stage1"][k] for k in ("eps", "min_samples")}
-    s2 = {k: th["dbscan_stage2"][k] for k in ("eps", "min_samples")}
-    factor = float(th["slowdown_factor"])
-    s0 = {k: th.get("dbscan_one_stage", th["dbscan_stage1"])[k] for k in ("eps", "min_samples")}
-    min_scale = int(th["dbscan_stage1"].get("scale_min_phases", 0))
+    th = site.settings.thresholds
+    n_int = th.perf_vector_intervals
+    s1, s2, s0 = (th.dbscan_stage1.params(), th.dbscan_stage2.params(),
+                  th.dbscan_one_stage.params())
+    factor = th.slowdown_factor
+    min_scale = th.dbscan_stage1.scale_min_phases
 
     def per_app(pdf: pd.DataFrame) -> pd.DataFrame:
         d = detect(pdf, n_int, s1, s2, one_stage=s0, slowdown_factor=factor,
@@ -128,10 +126,10 @@ def build_io_phase(wh: Warehouse, site: Site, date: dt.date) -> str:
           .where("layer = 'compute' AND component = '*' AND interval_s = 1")
           .select("job_id", F.unix_timestamp("ts").alias("sec"), "read_bytes", "write_bytes"))
     series = ts.join(jobs.select("job_id", "start_s", "end_s"), "job_id")
-    new = (phases_of_jobs(series, site.data.get("wavelet", {}))
+    new = (phases_of_jobs(series, site.settings.wavelet)
            .join(jobs.select("job_id", "app", "io_mode", "n_nodes", "date"), "job_id")
            .withColumn("new", F.lit(1)).localCheckpoint())
-    first, _ = baseline_period(site, date)
+    first, _ = site.settings.baseline_period(date)
     hist_days = [d for d in days(first, date) if d not in owned]
     hist = (wh.read("io_phase", hist_days)
             .select("job_id", "app", "phase_no", F.unix_timestamp("start").alias("start_s"),

@@ -48,27 +48,23 @@ the one-stage baseline, use the same groups.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import pywt
 from sklearn.cluster import DBSCAN
 
-# Defaults of the `wavelet` settings not in conf/ (conf/defaults.yaml wavelet: overrides).
-PHASE_FRACTION = 0.02   # burst: denoised bandwidth above this fraction of the job's peak
-MERGE_GAP_S = 30        # bursts separated by at most this many idle seconds are one phase
+from lassi.core.settings import Wavelet
+
 KIND_FRACTION = 0.9     # read (write) phase: at least this fraction of its bytes read (written)
 
 
-def wavelet_conf(conf: dict | None) -> dict:
-    """The wavelet settings with defaults: name, level, threshold, mode, phase_fraction,
-    merge_gap_s."""
-    c = dict(conf or {})
-    return {"name": str(c.get("name", "haar")), "level": int(c.get("level", 3)),
-            "threshold": float(c.get("threshold", 0.1)), "mode": str(c.get("mode", "soft")),
-            "phase_fraction": float(c.get("phase_fraction", PHASE_FRACTION)),
-            "merge_gap_s": int(c.get("merge_gap_s", MERGE_GAP_S))}
+def _wavelet(conf: Wavelet | Mapping | None) -> Wavelet:
+    """The site's `Settings.wavelet`, or a plain mapping of some of its fields over the
+    defaults (hand-made tests)."""
+    return conf if isinstance(conf, Wavelet) else dataclasses.replace(Wavelet(), **(conf or {}))
 
 
 def denoise(bw: np.ndarray, name: str = "haar", level: int = 3, threshold: float = 0.1,
@@ -108,15 +104,16 @@ def _runs(mask: np.ndarray) -> list[list[int]]:
                                                strict=True)]
 
 
-def find_bursts(bw: np.ndarray, conf: dict | None = None) -> list[tuple[int, int]]:
+def find_bursts(bw: np.ndarray,
+                conf: Wavelet | Mapping | None = None) -> list[tuple[int, int]]:
     """[start, end) second indexes of the phases of one per-second bandwidth series."""
-    c = wavelet_conf(conf)
+    c = _wavelet(conf)
     bw = np.asarray(bw, dtype=float)
     if len(bw) == 0 or bw.max() <= 0:
         return []
-    den = denoise(bw, c["name"], c["level"], c["threshold"], c["mode"])
-    runs = _runs(den > c["phase_fraction"] * bw.max())
-    blur = 2 ** c["level"]
+    den = denoise(bw, c.name, c.level, c.threshold, c.mode)
+    runs = _runs(den > c.phase_fraction * bw.max())
+    blur = 2 ** c.level
     n = len(bw)
     out: list[list[int]] = []
     for a, b in runs:
@@ -130,7 +127,7 @@ def find_bursts(bw: np.ndarray, conf: dict | None = None) -> list[tuple[int, int
         if len(nz) == 0:
             continue
         a, b = a + int(nz[0]), a + int(nz[-1]) + 1
-        if out and a - out[-1][1] <= c["merge_gap_s"]:
+        if out and a - out[-1][1] <= c.merge_gap_s:
             out[-1][1] = max(out[-1][1], b)
         else:
             out.append([a, b])
@@ -148,7 +145,8 @@ def phase_kind(read_bytes: float, write_bytes: float) -> str:
 
 def extract_phases(sec: Sequence[int], read_bytes: Sequence[float],
                    write_bytes: Sequence[float], start_s: int | None = None,
-                   end_s: int | None = None, conf: dict | None = None) -> list[dict]:
+                   end_s: int | None = None,
+                   conf: Wavelet | Mapping | None = None) -> list[dict]:
     """Phases of one job from its per-second rows (epoch second, bytes read, written).
 
     Seconds without a row between `start_s` and `end_s` (the job's span; default: the

@@ -7,16 +7,17 @@ cache thrashing and write amplification), how loaded each forwarding node is hou
 (Tables 3, 4, 6). This stage writes one table per view for the date (schemas in
 `lassi.core.schemas`, SQL in sql/view_*.sql); `lassi.report.beacon` draws them.
 
-Thresholds (module constants; the first three can be overridden by the site's
-`thresholds.cache_thrashing_factor`, `.write_amplification_factor`, `.fwd_load_bands`):
+Thresholds (the first three from `site.settings.thresholds`: `cache_thrashing_factor`,
+`write_amplification_factor`, `fwd_load_bands`, defaults in conf/defaults.yaml; the others
+module constants):
 
-- cache thrashing: forwarding-layer reads > CACHE_THRASHING_FACTOR (2) x compute reads;
-  write amplification: OST writes > WRITE_AMPLIFICATION_FACTOR (1.2) x compute writes.
+- cache thrashing: forwarding-layer reads > cache_thrashing_factor (2) x compute reads;
+  write amplification: OST writes > write_amplification_factor (1.2) x compute writes.
   The compute layer is the trace, which may hold only some jobs: both compare the compute
   volume scaled to all clients (see sql/beacon/view_layer_volume.sql, `coverage`). The forwarding
   layer's read/write split uses the OST counters' bytes per RPC (the Lustre client format
   has one pages-per-RPC average for both), so the flags do not follow that average's bias.
-- forwarding load bands (FWD_LOAD_BANDS; `fwd_load_bands` as {high: x, mid: y, low: z}),
+- forwarding load bands (`fwd_load_bands` as {high: x, mid: y, low: z}),
   the paper's Fig. 10 cut-offs: high >= 90 % of the node's peak bandwidth, mid >= 50 %,
   low >= 10 %, idle below. A cell is the hour's busiest minute.
 - jobs count in `view_io_mode` when they moved at least NONTRIVIAL_BYTES (1 MiB): the
@@ -41,10 +42,6 @@ from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, as_date
 
-CACHE_THRASHING_FACTOR = 2.0
-WRITE_AMPLIFICATION_FACTOR = 1.2
-# (band, lowest load of the band), highest first; loads below the last cut-off are idle
-FWD_LOAD_BANDS: tuple[tuple[str, float], ...] = (("high", 0.9), ("mid", 0.5), ("low", 0.1))
 BAND_ORDER = ("high", "mid", "low", "idle", "unknown")   # unknown: node without a peak
 NONTRIVIAL_BYTES = 1 << 20
 # paper Table 3 bucket edges (core-hours) and the machine they were measured on
@@ -65,40 +62,12 @@ _BUCKETS = StructType([StructField("bucket_no", IntegerType(), False),
                        StructField("ch_lo", DoubleType()), StructField("ch_hi", DoubleType())])
 
 
-# --- settings ---------------------------------------------------------------------------
-
-
-def _threshold(site: Site, key: str, default: float) -> float:
-    v = site.thresholds.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        raise ValueError(f"{site.source}: thresholds.{key}: expected a positive number, "
-                         f"got {v!r}")
-    return float(v)
-
-
-def thrashing_factor(site: Site) -> float:
-    return _threshold(site, "cache_thrashing_factor", CACHE_THRASHING_FACTOR)
-
-
-def amplification_factor(site: Site) -> float:
-    return _threshold(site, "write_amplification_factor", WRITE_AMPLIFICATION_FACTOR)
-
-
-def fwd_load_bands(site: Site) -> tuple[tuple[str, float], ...]:
-    """(band, cut-off) highest first: FWD_LOAD_BANDS, or the site's `fwd_load_bands`."""
-    cfg = site.thresholds.get("fwd_load_bands")
-    if cfg is None:
-        return FWD_LOAD_BANDS
-    bands = tuple((str(k), float(v)) for k, v in dict(cfg).items())
-    if {b for b, _ in bands} != {b for b, _ in FWD_LOAD_BANDS} or any(
-            not 0 < v <= 1 for _, v in bands):
-        raise ValueError(f"{site.source}: thresholds.fwd_load_bands: expected high, mid and "
-                         f"low cut-offs in (0, 1], got {cfg!r}")
-    return tuple(sorted(bands, key=lambda b: -b[1]))
+# --- load bands and core-hour buckets ------------------------------------------------------
 
 
 def band_expr(bands: tuple[tuple[str, float], ...]) -> str:
-    """The SQL CASE that names the band of `load` (null load: unknown)."""
+    """The SQL CASE that names the band of `load` (null load: unknown); `bands` as
+    `Settings.thresholds.fwd_load_bands`: (band, lowest load), highest first."""
     whens = " ".join(f"WHEN load >= {cut!r} THEN '{name}'" for name, cut in bands)
     return f"CASE WHEN load IS NULL THEN 'unknown' {whens} ELSE 'idle' END"
 
@@ -183,11 +152,12 @@ def view_frames(wh: Warehouse, site: Site, date: dt.date,
     """The five views of the date as DataFrames (needs register_inputs)."""
     spark = wh.spark
     p = _day_params(date)
+    th = site.settings.thresholds
     empty = {t: spark.createDataFrame([], s) for t, s in VIEW_TABLES.items()}
     out = {
         "view_ost_util": spark.sql(sql("beacon/view_ost_util", **p)) if have["raw_ost"]
         else empty["view_ost_util"],
-        "view_fwd_load": spark.sql(sql("beacon/view_fwd_load", band=band_expr(fwd_load_bands(site)),
+        "view_fwd_load": spark.sql(sql("beacon/view_fwd_load", band=band_expr(th.fwd_load_bands),
                                        **p)) if have["raw_lustre_client"]
         else empty["view_fwd_load"],
         "view_mds_source": spark.sql(sql("beacon/view_mds_source", **p)) if have["raw_mds"]
@@ -199,8 +169,8 @@ def view_frames(wh: Warehouse, site: Site, date: dt.date,
     layers = {"has_compute": have["raw_lwfs_trace"], "has_forwarding": have["raw_lustre_client"],
               "has_ost": have["raw_ost"]}
     out["view_layer_volume"] = (
-        spark.sql(sql("beacon/view_layer_volume", factor_read=repr(thrashing_factor(site)),
-                      factor_write=repr(amplification_factor(site)), date=p["date"],
+        spark.sql(sql("beacon/view_layer_volume", factor_read=repr(th.cache_thrashing_factor),
+                      factor_write=repr(th.write_amplification_factor), date=p["date"],
                       **{k: "TRUE" if v else "FALSE" for k, v in layers.items()}))
         if any(layers.values()) else empty["view_layer_volume"])
     return out
@@ -245,7 +215,8 @@ def _summary(wh: Warehouse, site: Site, date: dt.date) -> str:
         "count(*) AS cells").first()
     if fwd["n"]:
         parts.append(f"{fwd['n']} forwarding nodes, {fwd['busy']} of {fwd['cells']} "
-                     f"node-hours at >= {dict(fwd_load_bands(site))['mid']:.0%} of peak")
+                     f"node-hours at >= "
+                     f"{dict(site.settings.thresholds.fwd_load_bands)['mid']:.0%} of peak")
     mds = wh.read("view_mds_source", date).groupBy("source_kind").sum("ops").collect()
     if mds:
         total = sum(r[1] for r in mds) or 1

@@ -57,7 +57,7 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
            .orderBy("perf_mibs").select("job_id").first())
     if job is not None:
         yield (f"one job, all layers: lassi summarize-job {job.job_id} --site {site.name} "
-               f"--nodes {nodes} --warehouse {wh_root}; lassi umami {job.job_id} ...")
+               f"--warehouse {wh_root}; lassi umami {job.job_id} ...")
     yield f"daily report: {index.resolve()}"
 
 

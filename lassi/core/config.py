@@ -1,7 +1,9 @@
 """Site configuration: load `conf/sites/<name>.yaml` over `conf/defaults.yaml`, validate, expand.
 
 Validation errors are `ConfigError` with the file and the dotted key, e.g.
-`conf/sites/x.yaml: thresholds.alpha: expected a number, got 'two'`.
+`conf/sites/x.yaml: thresholds.alpha: expected a positive number, got 'two'`. This module
+checks and expands the topology; the analysis settings are `Site.settings`
+(lassi.core.settings), built and validated by `load_site` too.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
+from lassi.core.settings import ConfigError, Settings, _need, _num, build_settings
 
-class ConfigError(ValueError):
-    """A site or Spark configuration that cannot be used, with where and why."""
+__all__ = ["ConfigError", "Filesystem", "Site", "conf_dir", "load_site", "spark_defaults"]
 
 
 def conf_dir() -> Path:
@@ -52,20 +54,8 @@ def _merge(base: dict, over: dict) -> dict:
 
 
 # --- validation -------------------------------------------------------------------------
-
-_NUM = (int, float)
-
-
-def _need(cond: bool, where: str, what: str, got: Any) -> None:
-    if not cond:
-        raise ConfigError(f"{where}: expected {what}, got {got!r}")
-
-
-def _num(d: dict, key: str, where: str, *, positive: bool = True, integer: bool = False) -> None:
-    v = d.get(key)
-    ok = isinstance(v, int if integer else _NUM) and not isinstance(v, bool)
-    what = ("a positive " if positive else "a ") + ("integer" if integer else "number")
-    _need(ok and (not positive or v > 0), f"{where}.{key}" if where else key, what, v)
+# The topology here; the analysis settings (window_s, baseline_days, thresholds, risk,
+# wavelet, alerts, tokio, interference) in lassi.core.settings.build_settings.
 
 
 def _validate(data: dict, src: str) -> None:
@@ -73,8 +63,6 @@ def _validate(data: dict, src: str) -> None:
         if key not in data:
             raise ConfigError(f"{src}: missing required key {key!r}")
     where = lambda k: f"{src}: {k}"  # noqa: E731
-    _num(data, "window_s", where(""), integer=True)
-    _num(data, "baseline_days", where(""), integer=True)
     comp = data["compute"]
     _need(isinstance(comp, dict), where("compute"), "a mapping", comp)
     _num(comp, "nodes", where("compute"), integer=True)
@@ -100,17 +88,6 @@ def _validate(data: dict, src: str) -> None:
             _num(fwd, k, where("forwarding"), integer=True)
         for k in ("peak_bw", "peak_iops"):
             _num(fwd, k, where("forwarding"))
-    th = data["thresholds"]
-    for k in ("alpha", "slowdown_factor", "high_mdops", "anomaly_peak_fraction",
-              "anomaly_min_minutes", "alert_after_hours"):
-        _num(th, k, where("thresholds"))
-    _need(th["anomaly_peak_fraction"] < 1, where("thresholds.anomaly_peak_fraction"),
-          "a fraction below 1", th["anomaly_peak_fraction"])
-    _num(th, "perf_vector_intervals", where("thresholds"), integer=True)
-    _num(th, "large_job_nodes", where("thresholds"), integer=True)
-    for k in ("dbscan_stage1", "dbscan_stage2", "dbscan_straggler"):
-        _num(th.get(k, {}), "eps", where(f"thresholds.{k}"))
-        _num(th.get(k, {}), "min_samples", where(f"thresholds.{k}"), integer=True)
     for k, tz in data["timezones"].items():
         try:
             ZoneInfo(str(tz))
@@ -119,13 +96,6 @@ def _validate(data: dict, src: str) -> None:
     edges = data.get("latency_buckets_s", [])
     _need(isinstance(edges, list) and len(edges) == 8 and edges == sorted(edges),
           where("latency_buckets_s"), "8 ascending bucket edges", edges)
-    from lassi.core.schemas import ALL_COUNTERS  # local: keeps config importable without Spark
-
-    for k in ("oss_ops", "mds_ops"):
-        ops = data.get("risk", {}).get(k, [])
-        bad = [o for o in ops if o not in ALL_COUNTERS]
-        _need(isinstance(ops, list) and ops and not bad, where(f"risk.{k}"),
-              f"a list of counters from {ALL_COUNTERS}", bad or ops)
 
 
 # --- the site ---------------------------------------------------------------------------
@@ -154,14 +124,23 @@ MIN_PEAK_FRACTION = 0.05   # smallest share of a site's filesystem peaks a scale
 
 
 class Site:
-    """A validated site: raw settings plus the expanded topology."""
+    """A validated site: the raw merged YAML (`data`), its typed analysis `settings` and the
+    expanded topology."""
 
     def __init__(self, data: dict[str, Any], source: str) -> None:
         self.data = data
         self.source = source
 
+    @cached_property
+    def settings(self) -> Settings:
+        """The analysis settings (lassi.core.settings), built and validated once; load_site
+        builds them, so a bad block fails the load. Read thresholds here, not in `data`."""
+        return build_settings(self.data, self.source)
+
     name = property(lambda self: self.data["name"])
-    window_s = property(lambda self: int(self.data["window_s"]))
+    window_s = property(lambda self: self.settings.window_s)
+    # the raw `thresholds:` mapping; use `settings.thresholds` (kept until lassi.risk.slowdown
+    # reads settings)
     thresholds = property(lambda self: self.data["thresholds"])
     timezones = property(lambda self: self.data["timezones"])
     schedulers = property(lambda self: list(self.data.get("scheduler", [])))
@@ -280,7 +259,8 @@ class Site:
 
 
 def load_site(name_or_path: str, nodes: int | None = None) -> Site:
-    """Load a site by name (`conf/sites/<name>.yaml`) or YAML path, validated."""
+    """Load a site by name (`conf/sites/<name>.yaml`) or YAML path, validated (topology and
+    `Site.settings`)."""
     p = Path(name_or_path)
     if not (p.suffix in (".yaml", ".yml") or p.exists()):
         p = conf_dir() / "sites" / f"{name_or_path}.yaml"
@@ -294,6 +274,7 @@ def load_site(name_or_path: str, nodes: int | None = None) -> Site:
         if nodes <= 0:
             raise ConfigError(f"--nodes must be positive, got {nodes}")
         site = site.scaled(nodes)
+    _ = site.settings           # built and validated now: a bad block fails the load
     return site
 
 

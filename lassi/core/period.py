@@ -19,5 +19,5 @@ def day_bounds(date: dt.date) -> tuple[int, int]:
 
 def baseline_period(site: Site, date: dt.date) -> tuple[dt.date, dt.date]:
     """First and last date of the baseline period ending with `date` (inclusive):
-    the site's `baseline_days` days."""
-    return date - dt.timedelta(days=int(site.data["baseline_days"]) - 1), date
+    the site's `baseline_days` days (`Site.settings.baseline_period`)."""
+    return site.settings.baseline_period(date)

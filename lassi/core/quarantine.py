@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+# the fields of a quarantined line, in `quarantine` table order (then ingested_at, date)
+QUARANTINED_FIELDS = ("source", "file", "line_no", "raw", "reason")
 
 
 @dataclass(frozen=True)
@@ -14,6 +19,15 @@ class Quarantined:
     line_no: int
     raw: str
     reason: str
+
+    def row(self, date: dt.date, now: dt.datetime) -> tuple:
+        """Its `quarantine` table row: the five fields, `ingested_at` = now, `date`."""
+        return (self.source, self.file, self.line_no, self.raw, self.reason, now, date)
+
+
+def quarantine_rows(qs: Iterable[Quarantined], date: dt.date, now: dt.datetime) -> list[tuple]:
+    """`quarantine` table rows of quarantined lines, all ingested at `now` onto `date`."""
+    return [q.row(date, now) for q in qs]
 
 
 @dataclass
@@ -48,6 +62,11 @@ class ParseStats:
     def conserved(self) -> bool:
         """True when every line read was either used or quarantined."""
         return self.lines_read == self.lines_used + self.lines_quarantined
+
+    def log_row(self, date: dt.date, now: dt.datetime) -> tuple:
+        """Its `ingest_log` table row (ingested at `now`, onto `date`)."""
+        return (self.source, self.files, self.lines_read, self.lines_used,
+                self.lines_quarantined, self.rows, self.counter_resets, now, date)
 
     def summary(self) -> str:
         """One line for the end of an ingest."""

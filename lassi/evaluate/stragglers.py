@@ -29,7 +29,7 @@ def _large_job_nodes(truth: dict) -> int:
         return int(truth["straggler_large_job_nodes"])
     from lassi.core.config import load_site
 
-    return int(load_site(str(truth.get("site", "taihulight"))).thresholds["large_job_nodes"])
+    return load_site(str(truth.get("site", "taihulight"))).settings.thresholds.large_job_nodes
 
 
 def truth_scope(truth: dict, first: dt.date, last: dt.date, large_job_nodes: int,

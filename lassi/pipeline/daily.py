@@ -25,6 +25,7 @@ STAGES: dict[str, str] = {
     "job_profile": "lassi.beacon.job_profile:build_job_profile",
     "io_phase": "lassi.beacon.io_phase:build_io_phase",
     "component_anomaly": "lassi.beacon.components:build_component_anomaly",
+    "alerts": "lassi.beacon.alerts:build_alerts",
     "interference": "lassi.beacon.interference:build_interference",
     "system_views": "lassi.beacon.system_views:build_system_views",
     "job_metrics": "lassi.tokio.job_metrics:build_job_metrics",

@@ -117,6 +117,20 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
     return "\n".join(out)
 
 
+def _alerts_html(wh: Warehouse, date: dt.date) -> str:
+    """The day's rows of `alert` (stage `alerts`) with their status ("" before it ran)."""
+    if not wh.has("alert", date):
+        return ""
+    a = (wh.read("alert", [date]).orderBy("kind", "key")
+         .select("subject", "status", "sent_at").toPandas())     # a handful of alerts
+    rows = [[_td(_s(r.subject)), _td(_s(r.status)),
+             _td(f"{r.sent_at:%Y-%m-%d %H:%M} UTC" if pd.notna(r.sent_at) else "–")]
+            for r in a.itertuples()]
+    return ("<p class='note'>Alerts the day calls for (each key is sent once; dates older "
+            "than <code>alerts.max_age_days</code> are not mailed):</p>"
+            + _table(["alert", "status", "sent"], rows))
+
+
 def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
     """HTML: the day's failing components (system rule and stragglers) with durations, and
     Beacon's Table 2 over the baseline period ("" when the stage has not run)."""
@@ -130,8 +144,8 @@ def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
     out = ["<h3>Failing components (forwarding nodes and OSTs)</h3>"]
     if rows_df.empty:
         out.append("<p class='note'>No forwarding node or OST ran below "
-                   f"{site.thresholds['anomaly_peak_fraction']:.0%} of its peak for "
-                   f"{site.thresholds['anomaly_min_minutes']} minutes while asked to serve, "
+                   f"{site.settings.thresholds.anomaly_peak_fraction:.0%} of its peak for "
+                   f"{site.settings.thresholds.anomaly_min_minutes} minutes while asked to serve, "
                    "and no straggler was found in large jobs.</p>")
     else:
         rows = [[_td(_s(r.kind)), _td(_s(r.component)), _td(_s(r.rule)), _td(_s(r.job_id)),
@@ -143,6 +157,7 @@ def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
                  _td(_s(r.evidence))] for r in rows_df.itertuples()]
         out.append(_table(["kind", "component", "rule", "job", "start", "end", "minutes",
                            "max bw / peak", "job slowdown", "evidence"], rows))
+    out.append(_alerts_html(wh, date))
     first, _ = baseline_period(site, date)
     t2 = component_anomaly_summary(wh, first, date)
     body = [[_td(_s(r.bucket)), _td(integer(r.fwd), "num"), _td(integer(r.ost), "num")]

@@ -29,7 +29,6 @@ from lassi.beacon.system_views import (
     MDS_SOURCE_KINDS,
     NONTRIVIAL_BYTES,
     band_legend,
-    fwd_load_bands,
     has_beacon_data,
 )
 from lassi.beacon.trace_merge import compression_by_app
@@ -623,7 +622,7 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
     d = load(wh, site, date)
     rel = f"{SUBDIR}/{date.isoformat()}"
     folder = Path(out_dir) / SUBDIR / date.isoformat()
-    bands = fwd_load_bands(site)
+    bands = site.settings.thresholds.fwd_load_bands
     anchor = f"beacon-{date.isoformat()}"
     out = [f'<h2 id="{anchor}">Beacon system views, {date.isoformat()}</h2>']
     if not d.views_built:

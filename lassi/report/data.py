@@ -86,9 +86,8 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
         raise ValueError(f"no app_hour data for {span} in {wh.root} "
                          f"(run `lassi run daily` first)")
     period = days(first, last)
-    risk_cfg = site.data.get("risk", {})
-    oss_ops = list(risk_cfg.get("oss_ops", []))
-    mds_ops = list(risk_cfg.get("mds_ops", []))
+    oss_ops = list(site.settings.risk.oss_ops)
+    mds_ops = list(site.settings.risk.mds_ops)
 
     # app_hour and fs_hour from the first day until the period's runs can have ended (for
     # the slowed runs' concurrent risk); the period's own rows are a filter of those.
@@ -100,6 +99,7 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
     fh_ext = wh.read("fs_hour", ext).cache()
     fh_ext.createOrReplaceTempView("fh_ext")
     wh.read("app_run", period).createOrReplaceTempView("period_runs")
+    wh.read("run_slowdown", period).createOrReplaceTempView("period_slowdown")
     try:
         summary = _pdf(spark.sql(sql("report/summary"))).iloc[0].to_dict()
         summary = {k: int(v) for k, v in summary.items()}
@@ -144,8 +144,9 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
     return ReportData(
         site=site.name, first=first, last=last,
         generated_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
-        alpha=float(site.thresholds["alpha"]),
-        slowdown_factor=float(site.thresholds["slowdown_factor"]), oss_ops=oss_ops, mds_ops=mds_ops,
+        alpha=site.settings.thresholds.alpha,
+        slowdown_factor=site.settings.thresholds.slowdown_factor, oss_ops=oss_ops,
+        mds_ops=mds_ops,
         dates_with_data=present, filesystems=filesystems, summary=summary,
         quality=quality, quarantine=quarantine, fs_hour=fs_hour, app_risk=app_risk,
         baseline=baseline, top_apps=top, slowed=slowed, groups=groups, n_groups=n_groups,
@@ -183,8 +184,10 @@ def _groups(wh: Warehouse, period: list[dt.date]):
         return groups, n_groups, empty, d
     first, last = groups["period_start"].min(), groups["period_end"].max()
     cmds = list(top["command"])
-    runs = (wh.read("app_run", days(first, last))
-            .filter(F.col("command").isin(cmds) & F.col("slowdown").isNotNull())
+    span = days(first, last)
+    runs = (wh.read("app_run", span).filter(F.col("command").isin(cmds))
+            .join(wh.read("run_slowdown", span), ["app_id", "source", "date"])
+            .filter(F.col("slowdown").isNotNull())
             .select("command", "app_id", "runtime_s", "risk_oss_sum", "risk_mds_sum",
                     "slowed"))
     group_runs = _pdf(runs)

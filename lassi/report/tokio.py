@@ -19,7 +19,6 @@ from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse, as_date
 from lassi.report.beacon import fmt_bytes
 from lassi.report.html import _s, _table, _td, integer, sig3
-from lassi.tokio.job_metrics import tokio_conf
 from lassi.tools.umami import history_dates, plot_umami, umami_data
 
 SUBDIR = "_tokio"
@@ -149,7 +148,7 @@ def _correlate_html(wh: Warehouse, site: Site, date: dt.date, folder: Path, rel:
     from lassi.tools.correlate import correlate, write_outputs
 
     dates = history_dates(site, date)
-    p = float(tokio_conf(site).get("p_value", 0.05))
+    p = site.settings.tokio.p_value
     head = ("<h3>What job performance goes with (TOKIO Fig. 9)</h3><p>Pearson correlation "
             "of each job's I/O performance (<code>perf_mibs</code>) with every other job "
             f"metric over the jobs of {dates[0]} to {date}; bold: p &lt; {p:g}.</p>")

@@ -1,8 +1,9 @@
 """LASSi stages `app_hour` and `fs_hour`: node_window attributed to application launches per
 hour, the filesystem baseline, per-op risk and ops metrics (DESIGN.md "Key definitions").
 
-The SQL is in sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql, risk/fs_baseline.sql, risk/app_hour.sql and
-risk/fs_hour.sql; this module fills in their column lists and wires the views.
+The SQL is in sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql,
+risk/fs_baseline.sql, risk/app_hour.sql and risk/fs_hour.sql; this module fills in their
+column lists and wires the views.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> D
                             period_end=last.isoformat()))
 
 
-def _positive_sum(ops: list[str]) -> str:
+def _positive_sum(ops: tuple[str, ...]) -> str:
     return " + ".join(f"GREATEST(r_{op}, 0.0)" for op in ops) if ops else "0.0"
 
 
@@ -61,17 +62,17 @@ def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFra
     """Attach r_<op>, risk_oss, risk_mds and the ops metrics to the day's counters."""
     counts.createOrReplaceTempView("app_hour_counts")
     base.createOrReplaceTempView("fs_base")
-    alpha = float(site.thresholds["alpha"])
+    alpha = site.settings.thresholds.alpha
     pivot = ",\n       ".join(
         f"MAX(CASE WHEN op = '{c}' THEN mean END) AS mu_{c}, "
         f"MAX(CASE WHEN op = '{c}' THEN std END) AS sd_{c}" for c in ALL_COUNTERS)
     risk_cols = ",\n         ".join(
         f"CASE WHEN b.sd_{c} > 0 THEN (c.{c} - {alpha} * b.mu_{c}) / b.sd_{c} ELSE 0.0 END "
         f"AS r_{c}" for c in ALL_COUNTERS)
-    risk = site.data["risk"]
+    risk = site.settings.risk
     return wh.spark.sql(sql("risk/app_hour", base_pivot=pivot, risk_cols=risk_cols,
-                            risk_oss=_positive_sum(risk["oss_ops"]),
-                            risk_mds=_positive_sum(risk["mds_ops"]), date=date.isoformat()))
+                            risk_oss=_positive_sum(risk.oss_ops),
+                            risk_mds=_positive_sum(risk.mds_ops), date=date.isoformat()))
 
 
 @scoped

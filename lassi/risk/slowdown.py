@@ -2,8 +2,10 @@
 and flag, its summed risk (paper Table 7), and per group the runtime-risk correlation (Fig. 7).
 
 Groups span the baseline period (thresholds: `baseline_days`, `slowdown_factor`). The stage
-rewrites the app_run partitions of the date and the day before, so a run that crossed
-midnight gets its final risk sum the day after it started; run_group is written per date.
+writes `run_slowdown` (one row per launch, keyed like app_run by app_id, source and the
+launch's date) for the date and the day before, so a run that crossed midnight gets its final
+risk sum the day after it started; run_group is written per date. app_run belongs to ingest
+and is only read, so re-ingesting a date leaves its analysis in place.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from pyspark.sql import functions as F
 
 from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS, baseline_period
-from lassi.core.schemas import APP_RUN_ANALYSIS, schema_of
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 
 def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
-    """Per-launch runtime, group statistics, slowdown and risk sums over the period."""
+    """Per-launch runtime, group statistics, slowdown and risk sums over the period
+    (views `app_run_in`, `app_launch` and `run_metrics` stay registered)."""
     first, last = baseline_period(site, date)
     wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last)) \
         .createOrReplaceTempView("app_run_in")
@@ -36,7 +38,7 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
 
 @scoped
 def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
-    """Stage `slowdown`: fill app_run's analysis columns (date and day before) and run_group."""
+    """Stage `slowdown`: run_slowdown of the date and the day before, and run_group."""
     first, last = baseline_period(site, date)
     metrics = run_metrics(wh, site, date).localCheckpoint()
     metrics.createOrReplaceTempView("run_metrics")
@@ -44,13 +46,10 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
                               period_end=last.isoformat(), date=date.isoformat())
                         ).localCheckpoint()
     wh.write(groups, "run_group", [date])
-    dates = [date - dt.timedelta(days=1), date]
-    ingest_cols = [c for c in schema_of("app_run").fieldNames()
-                   if c not in APP_RUN_ANALYSIS]
-    runs = wh.read("app_run", dates).select(*ingest_cols)
-    m = metrics.select("app_id", "source", *APP_RUN_ANALYSIS)
-    out = runs.join(m, ["app_id", "source"], "left").localCheckpoint()
-    wh.write(out, "app_run", [d for d in dates if wh.has("app_run", d)])
+    prev = date - dt.timedelta(days=1)
+    out = wh.spark.sql(sql("risk/run_slowdown", prev=prev.isoformat(), date=date.isoformat())
+                       ).localCheckpoint()
+    wh.write(out, "run_slowdown", [prev, date])
     n = out.agg(F.count("slowdown").alias("done"),
                 F.count_if(F.col("slowed")).alias("slowed")).first()
     return (f"{n['done']} runs with a slowdown factor, {n['slowed']} slowed, "

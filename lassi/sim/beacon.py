@@ -765,7 +765,7 @@ class BeaconWriter:
                 strag.extend({"run_no": run_no, "job_id": r.job_id, "n_nodes": len(r.nodes),
                               **it} for it in items)
         return {"stragglers": strag,
-                "straggler_large_job_nodes": int(self.site.thresholds["large_job_nodes"]),
+                "straggler_large_job_nodes": self.site.settings.thresholds.large_job_nodes,
                 "beacon": {
             "sample_s": self.sample_s,
             "traced_fraction": self.traced_fraction,

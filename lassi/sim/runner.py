@@ -85,7 +85,7 @@ def run_truth(site: Site, run: Run, tr: RunTruth) -> dict:
     features = [k for k, on in [
         ("N:1", run.app.archetype.mode == "N:1"),
         ("high MDOPS", run.app.archetype.aggressor == "mds"
-         or demand["mdops"] > float(site.thresholds["high_mdops"])),
+         or demand["mdops"] > site.settings.thresholds.high_mdops),
         ("high bandwidth", bool(fwd) and demand["Bps"] >= 0.5 * float(fwd["peak_bw"])),
         ("high IOPS", run.app.archetype.aggressor == "oss"
          or (bool(fwd) and demand["fwd_iops"] >= 0.25 * float(fwd["peak_iops"])))] if on]

@@ -8,7 +8,8 @@ metadata ops and OSS/MDS CPU; OST fullness and failovers at the nearest `lfs df`
 `lctl dl` snapshot; the jobs running at the same time; and the coverage factors (the
 job's bytes / the file system's bytes, the job's opens / the file system's opens).
 Without Darshan, a job's bytes come from LASSi's export statistics (app_hour) or Beacon's
-traces (job_summary), named in `bytes_source`. SQL: sql/tokio/steps/job_info.sql, sql/tokio/job_metrics.sql.
+traces (job_summary), named in `bytes_source`. SQL: sql/tokio/steps/job_info.sql,
+sql/tokio/job_metrics.sql.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
 
-JOBINFO_SOURCES = ("slurm", "scheduler", "darshan")
 _MOUNTS = StructType([StructField("mount", StringType(), False),
                       StructField("fs", StringType(), False)])
 
@@ -39,21 +39,6 @@ class JobNotFound(ValueError):
     def __init__(self, message: str, found: pd.DataFrame) -> None:
         super().__init__(message)
         self.found = found
-
-
-def tokio_conf(site: Site) -> dict:
-    """The site's `tokio:` settings (conf/defaults.yaml)."""
-    return dict(site.data.get("tokio") or {})
-
-
-def jobinfo_order(site: Site) -> list[str]:
-    """The configured job-info sources, checked; first = most trusted."""
-    order = [str(s) for s in tokio_conf(site).get("jobinfo") or JOBINFO_SOURCES]
-    bad = [s for s in order if s not in JOBINFO_SOURCES]
-    if bad or not order:
-        raise ValueError(f"tokio.jobinfo: unknown source(s) {bad}; "
-                         f"choose from {', '.join(JOBINFO_SOURCES)}")
-    return order
 
 
 def _days(dates: Iterable[dt.date], before: int = 0, after: int = 0) -> list[dt.date]:
@@ -87,8 +72,7 @@ def _context_views(wh: Warehouse, site: Site, days: list[dt.date]) -> None:
     _view(wh.read("lmt_ost", lmt_days), "jm_lmt_ost")
     _view(wh.read("lmt_mds", lmt_days), "jm_lmt_mds")
     _view(wh.read("ost_health", _days(days, before=1, after=1)), "jm_ost_health")
-    mounts = [(str(k), str(v)) for k, v in (tokio_conf(site).get("mounts") or {}).items()]
-    _view(spark.createDataFrame(mounts, _MOUNTS), "jm_mounts")
+    _view(spark.createDataFrame(list(site.settings.tokio.mounts), _MOUNTS), "jm_mounts")
     around = _days(days, before=1, after=1)
     runs = wh.read("app_run", around).select("job_id", "start", "end")
     beacon = wh.read("job_summary", around).select("job_id", "start", "end")
@@ -100,7 +84,7 @@ def _context_views(wh: Warehouse, site: Site, days: list[dt.date]) -> None:
 
 
 def _sources_sql(site: Site) -> str:
-    return ", ".join(f"'{s}'" for s in jobinfo_order(site))
+    return ", ".join(f"'{s}'" for s in site.settings.tokio.jobinfo)
 
 
 def job_metrics_df(wh: Warehouse, site: Site, jobs: DataFrame) -> DataFrame:
@@ -148,7 +132,7 @@ def summarize_jobs(wh: Warehouse, site: Site, job_ids: list[str],
         pdf = pd.DataFrame(columns=schema_of("job_metrics").fieldNames())
     missing = [j for j in ids if j not in {r["job_id"] for r in found}]
     if missing:
-        raise JobNotFound(_missing_text(missing, jobinfo_order(site)), pdf)
+        raise JobNotFound(_missing_text(missing, site.settings.tokio.jobinfo), pdf)
     return pdf
 
 
@@ -171,7 +155,7 @@ def fetch_darshan_logs(wh: Warehouse, site: Site, job_ids: list[str],
     return len(logs)
 
 
-def _missing_text(missing: list[str], order: list[str]) -> str:
+def _missing_text(missing: list[str], order: tuple[str, ...]) -> str:
     names = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
     return (f"no job-info source ({', '.join(order)}) knows job {names}: ingest its "
             "scheduler records or Darshan logs first")

@@ -3,10 +3,10 @@
 The rows of the database's file systems with ts in [from, to) replace exactly those rows of
 `lmt_ost` and `lmt_mds` in the day partitions the window touches; every other row is kept
 (each touched partition is read, the window's rows dropped, the new ones added and the
-partition written atomically). Deltas are seeded by the sample before the window (see
-`lassi.ingest.lmt`), so archiving hour by hour gives the table of archiving the whole day at
-once, and rerunning a window changes nothing. Quarantined rows are added to the
-`quarantine` partition of the window's first day, without duplicates.
+partition written atomically, by `lassi.ingest.writer`). Deltas are seeded by the sample
+before the window (see `lassi.ingest.lmt_rows`), so archiving hour by hour gives the table
+of archiving the whole day at once, and rerunning a window changes nothing. Quarantined
+rows are added to the `quarantine` partition of the window's first day, without duplicates.
 
 The spark-submit entry point (the hourly Airflow DAG runs it) is `jobs/archive_lmt.py`.
 """
@@ -39,14 +39,19 @@ def check_window(start: dt.datetime, end: dt.datetime) -> None:
 
 
 def archive(spark, wh, db, start: dt.datetime, end: dt.datetime) -> ParseStats:
-    """Archive [start, end) (naive UTC) of an open `lassi.ingest.lmt.LmtDb`; returns the counts."""
-    from lassi.ingest.lmt import merge_quarantine, write_window
+    """Archive [start, end) (naive UTC) of an open `lassi.ingest.lmt.LmtDb`; returns the counts.
 
+    The connector reads, `lassi.ingest.lmt_rows` makes the rows, `lassi.ingest.writer`
+    writes them (`spark` is the warehouse's session, kept for the callers)."""
+    from lassi.ingest.lmt_rows import window_tables
+    from lassi.ingest.writer import merge_quarantine, write_tables
+
+    del spark
     check_window(start, end)
     res = db.read(start, end)
-    write_window(spark, wh, res, start, end)
+    write_tables(wh, window_tables(res, start, end))
     if res.quarantined:
-        merge_quarantine(spark, wh, res.quarantined, start.date())
+        merge_quarantine(wh, res.quarantined, start.date())
     return res.stats
 
 

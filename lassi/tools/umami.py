@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 from lassi.core.config import Site
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
-from lassi.tokio.job_metrics import tokio_conf
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class NoMetrics(ValueError):
 def history_dates(site: Site, date: dt.date, days: int | None = None) -> list[dt.date]:
     """The history window of `date`: the `days` (default tokio.history_days) days before
     it and the day itself, oldest first."""
-    days = days or int(tokio_conf(site).get("history_days", 30))
+    days = days or site.settings.tokio.history_days
     return [date - dt.timedelta(days=k) for k in range(days, -1, -1)]
 
 

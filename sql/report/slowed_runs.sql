@@ -1,15 +1,18 @@
 -- report_slowed_runs: slowed runs of the report period per filesystem they used, with the
 -- risk other applications put on that filesystem during the run (concurrent risk).
--- Input views: `period_runs` (app_run of the period), `ah` (app_hour of the period: which
+-- Input views: `period_runs` (app_run of the period), `period_slowdown` (run_slowdown of the
+-- period: the runs' slowdown and risk sums), `ah` (app_hour of the period: which
 -- filesystems a run used), `ah_ext` and `fh_ext` (app_hour and fs_hour from the period's
 -- first day until the longest run can have ended). Parameter: top_n (rows per filesystem).
 -- A run's hours are the clock hours that overlap [start, end). Concurrent risk = sum over
 -- those hours of fs_hour (risk_oss + risk_mds) minus the run's own app_hour risk; the
 -- largest other contributor is the application with the most risk in those hours.
 WITH slowed AS (
-  SELECT app_id, job_id, exe, user, command, start, `end`, runtime_s, group_runs,
-         group_mean_s, slowdown, risk_oss_sum, risk_mds_sum
-  FROM period_runs WHERE slowed AND slowdown IS NOT NULL
+  SELECT r.app_id, r.job_id, r.exe, r.user, r.command, r.start, r.`end`, s.runtime_s,
+         s.group_runs, s.group_mean_s, s.slowdown, s.risk_oss_sum, s.risk_mds_sum
+  FROM period_runs r JOIN period_slowdown s
+    ON r.app_id = s.app_id AND r.source = s.source AND r.date = s.date
+  WHERE s.slowed AND s.slowdown IS NOT NULL
 ),
 fs_of AS (
   SELECT a.app_id, a.fs, FIRST(a.exe, TRUE) AS ah_exe, FIRST(a.user, TRUE) AS ah_user

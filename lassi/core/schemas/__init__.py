@@ -14,6 +14,7 @@ from typing import NamedTuple
 from pyspark.sql.types import StructType
 
 from lassi.core.schemas.beacon import (
+    ALERT,
     ANOMALY,
     COMPONENT_ANOMALY,
     INTERFERENCE,
@@ -61,11 +62,11 @@ from lassi.core.schemas.raw import (
 )
 from lassi.core.schemas.risk import (
     APP_HOUR,
-    APP_RUN_ANALYSIS,
     FS_BASELINE,
     FS_HOUR,
     NODE_WINDOW,
     RUN_GROUP,
+    RUN_SLOWDOWN,
 )
 from lassi.core.schemas.tokio import JOB_METRICS
 
@@ -107,6 +108,8 @@ REGISTRY: dict[str, Table] = {
     "fs_baseline": Table(FS_BASELINE, "risk", "lassi.risk.metrics:build_app_hour",
                          "risk/fs_baseline.sql"),
     "fs_hour": Table(FS_HOUR, "risk", "lassi.risk.metrics:build_fs_hour", "risk/fs_hour.sql"),
+    "run_slowdown": Table(RUN_SLOWDOWN, "risk", "lassi.risk.slowdown:build_run_metrics",
+                          "risk/run_slowdown.sql"),
     "run_group": Table(RUN_GROUP, "risk", "lassi.risk.slowdown:build_run_metrics",
                        "risk/run_group.sql"),
     # beacon
@@ -123,6 +126,7 @@ REGISTRY: dict[str, Table] = {
                    f"beacon/{name}.sql") for name, schema in VIEW_TABLES.items()},
     "component_anomaly": Table(COMPONENT_ANOMALY, "beacon",
                                f"{_B}.components:build_component_anomaly"),
+    "alert": Table(ALERT, "beacon", f"{_B}.alerts:build_alerts"),
     "io_phase": Table(IO_PHASE, "beacon", f"{_B}.io_phase:build_io_phase"),
     "anomaly": Table(ANOMALY, "beacon", f"{_B}.io_phase:build_io_phase"),
     "interference": Table(INTERFERENCE, "beacon", f"{_B}.interference:build_interference",
@@ -149,13 +153,14 @@ def without_date(schema: StructType) -> StructType:
 
 
 __all__ = [
-    "ALL_COUNTERS", "ANOMALY", "APP_HOUR", "APP_RUN", "APP_RUN_ANALYSIS", "BEACON_MDS_OPS",
+    "ALERT", "ALL_COUNTERS", "ANOMALY", "APP_HOUR", "APP_RUN", "BEACON_MDS_OPS",
     "COMPONENT_ANOMALY", "DARSHAN_FILE", "DARSHAN_JOB", "FS_BASELINE", "FS_HOUR", "FWD_MAP",
     "INGEST_LOG", "INTERFERENCE", "IO_PHASE", "JOB_METRICS", "JOB_SUMMARY", "JOB_TIMESERIES",
     "LATENCY_BUCKETS", "LMT_MDS", "LMT_OST", "MDS_COUNTERS", "MDS_OP_NAMES", "NODE_WINDOW",
     "OSS_COUNTERS", "OSS_OTHER_OPS", "OST_HEALTH", "OST_MAP", "QUARANTINE", "RAW_LUSTRE_CLIENT",
     "RAW_LUSTRE_STATS", "RAW_LWFS_SERVER", "RAW_LWFS_TRACE", "RAW_MDS", "RAW_OST",
-    "REQUEST_SIZE_EDGES", "REQUEST_SIZE_LABELS", "RISK_COLS", "RUN_GROUP", "TRACE_COMPRESSION",
+    "REQUEST_SIZE_EDGES", "REQUEST_SIZE_LABELS", "RISK_COLS", "RUN_GROUP", "RUN_SLOWDOWN",
+    "TRACE_COMPRESSION",
     "TRACE_MERGED", "VIEW_FWD_LOAD", "VIEW_IO_MODE", "VIEW_LAYER_VOLUME", "VIEW_MDS_SOURCE",
     "VIEW_OST_UTIL", "VIEW_TABLES", "REGISTRY", "TABLES", "Table", "schema_of", "without_date",
 ]

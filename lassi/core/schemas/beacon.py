@@ -1,5 +1,5 @@
 """Schemas of the Beacon tables: merged traces, job profiles, phases, anomalies,
-component anomalies, interference and the system views."""
+component anomalies and their alerts, interference and the system views."""
 
 from __future__ import annotations
 
@@ -135,6 +135,20 @@ COMPONENT_ANOMALY = StructType([
     field("evidence", StringType()),          # short text: why
     field("est_slowdown", DoubleType()),      # straggler: job's median component bw / its bw
     field("ongoing", BooleanType(), False),   # still open at the day's end
+    DATE,
+])
+
+ALERT = StructType([                          # stage `alerts`: every alert the date calls for
+    field("key", StringType(), False),        # system:<kind>:<component>:<start of the joined
+                                           # anomaly> | straggler:<job>:<kind>:<component>
+    field("kind", StringType(), False),       # system | straggler
+    field("component_kind", StringType(), False),   # fwd | ost
+    field("component", StringType(), False),
+    field("job_id", StringType()),            # straggler: the job; null for the system rule
+    field("subject", StringType(), False),
+    field("body", StringType(), False),
+    field("status", StringType(), False),     # sent | already sent | not sent: backfill
+    field("sent_at", TimestampType()),        # delivery time (already sent: the first one)
     DATE,
 ])
 

@@ -51,14 +51,7 @@ APP_RUN = StructType([
     field("end", TimestampType()),
     field("exit_status", IntegerType()),
     field("source", StringType(), False),   # alps | slurm | pbs | beacon-job
-    # Filled by the daily `slowdown` stage (null until then): see sql/risk/steps/run_metrics.sql.
-    field("runtime_s", DoubleType()),
-    field("group_runs", IntegerType()),      # runs of the same exact command in the period
-    field("group_mean_s", DoubleType()),     # their mean runtime
-    field("slowdown", DoubleType()),         # runtime / group mean
-    field("slowed", BooleanType()),          # slowdown >= thresholds.slowdown_factor
-    field("risk_oss_sum", DoubleType()),     # sum of the run's app_hour risk_oss (paper Table 7)
-    field("risk_mds_sum", DoubleType()),
+    # The slowdown analysis of a launch is in run_slowdown (risk), keyed (app_id, source, date).
     DATE,
 ])
 

@@ -1,8 +1,10 @@
-"""Schemas of the LASSi (risk) tables: node_window, app_hour, fs_hour, fs_baseline, run_group."""
+"""Schemas of the LASSi (risk) tables: node_window, app_hour, fs_hour, fs_baseline,
+run_slowdown, run_group."""
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
+    BooleanType,
     DateType,
     DoubleType,
     IntegerType,
@@ -24,10 +26,6 @@ NODE_WINDOW = StructType(
     + [field(c, DoubleType() if c.endswith("_kb") else LongType(), False) for c in ALL_COUNTERS]
     + [field("resets", IntegerType(), False), DATE]
 )
-
-# app_run columns written by the analysis, not by ingest.
-APP_RUN_ANALYSIS = ["runtime_s", "group_runs", "group_mean_s", "slowdown", "slowed",
-                    "risk_oss_sum", "risk_mds_sum"]
 
 APP_HOUR = StructType(
     [
@@ -75,6 +73,23 @@ FS_BASELINE = StructType([
     field("n", LongType(), False),         # app_hour rows in the period
     field("period_start", DateType(), False),
     field("period_end", DateType(), False),
+    DATE,
+])
+
+# run_slowdown: one row per application launch (risk/steps/app_launch.sql) that has a start
+# and an end, keyed like its app_run row (app_id, source, date = the launch's app_run date).
+# Written by the `slowdown` stage for the date and the day before; app_run (ingest) stays as
+# ingest wrote it, and readers join the two on (app_id, source, date).
+RUN_SLOWDOWN = StructType([
+    field("app_id", StringType(), False),   # app_run.app_id
+    field("source", StringType(), False),   # app_run.source
+    field("runtime_s", DoubleType(), False),  # end - start
+    field("group_runs", IntegerType()),      # runs of the same exact command in the period
+    field("group_mean_s", DoubleType()),     # their mean runtime
+    field("slowdown", DoubleType()),         # runtime / group mean (null: no launch command)
+    field("slowed", BooleanType()),          # slowdown >= thresholds.slowdown_factor
+    field("risk_oss_sum", DoubleType(), False),  # sum of the run's app_hour risk_oss (Table 7)
+    field("risk_mds_sum", DoubleType(), False),
     DATE,
 ])
 

@@ -1,0 +1,85 @@
+"""`lassi ingest` and `lassi run daily`: raw files into the warehouse, then the daily stages.
+
+The spark-submit scripts in jobs/ (and so the Airflow DAG) call these same commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lassi.cli.args import (
+    CliError,
+    add_nodes,
+    add_site,
+    add_warehouse,
+    date_arg,
+    open_warehouse,
+    site_of,
+    zone,
+)
+
+
+def add_commands(sub) -> None:
+    from lassi.ingest.runner import SOURCES
+    from lassi.pipeline.daily import STAGES
+
+    i = sub.add_parser("ingest", help="raw files -> Parquet raw_* tables (+ quarantine)")
+    g = i.add_mutually_exclusive_group(required=True)
+    g.add_argument("--source", choices=SOURCES, help="one source, with --input")
+    g.add_argument("--raw", help="a folder written by `lassi simulate` or a site collector")
+    i.add_argument("--input", nargs="+", help="files or directories (with --source)")
+    i.add_argument("--date", type=date_arg, help="date of the data (required with --raw)")
+    i.add_argument("--tz", default=None,
+                   help="time zone of a source's local times (default: the site's, e.g. LMT)")
+    add_warehouse(i)
+    add_site(i)
+    add_nodes(i)
+    i.set_defaults(func=cmd_ingest)
+
+    r = sub.add_parser("run", help="run analysis stages")
+    r.add_argument("what", choices=["daily"], help="daily: every stage for one date")
+    r.add_argument("--date", type=date_arg, required=True)
+    r.add_argument("--stage", action="append", default=None, choices=list(STAGES),
+                   metavar="NAME", help="run only this stage (repeatable, in the order given); "
+                   f"default: every stage in order ({', '.join(STAGES)})")
+    add_warehouse(r)
+    add_site(r)
+    add_nodes(r)
+    r.set_defaults(func=cmd_run)
+
+
+def cmd_ingest(args) -> int:
+    from lassi.ingest.runner import URI_SCHEMES, ingest_raw, ingest_source
+
+    site = site_of(args)
+    if args.raw:
+        if args.date is None:
+            raise CliError("--raw needs --date")
+        if not Path(args.raw).is_dir():
+            raise CliError(f"no such raw folder: {args.raw}")
+        wh = open_warehouse(args, "ingest")
+        stats = ingest_raw(wh.spark, wh, site, Path(args.raw), args.date)
+    else:
+        if not args.input:
+            raise CliError("--source needs --input PATH [PATH ...]")
+        for p in args.input:
+            if not p.startswith(URI_SCHEMES) and not Path(p).exists():
+                raise CliError(f"no such file or directory: {p}")
+        if args.tz is not None:
+            zone(args.tz)
+        wh = open_warehouse(args, "ingest")
+        stats = [ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
+                               tz=args.tz)]
+    for st in stats:
+        print(st.summary(), flush=True)
+    return 0
+
+
+def cmd_run(args) -> int:
+    from lassi.pipeline.daily import run_daily
+
+    site = site_of(args)
+    wh = open_warehouse(args, "daily")
+    for line in run_daily(wh, site, args.date, args.stage):
+        print(line, flush=True)
+    return 0
