@@ -10,6 +10,7 @@ The spark-submit scripts in jobs/ call main() with their verb.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lassi import __version__
@@ -21,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="lassi", description="Offline analytics for supercomputer I/O "
                "(LASSi + Beacon + TOKIO + SIOX) on Spark and Parquet.")
     p.add_argument("--version", action="version", version=f"lassi {__version__}")
+    p.add_argument("--verbose", action="store_true",
+                   help="keep Spark's own console logging (default: $LASSI_LOG_DIR/spark.log)")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     for group in (sim, pipeline, report, tools):
         group.add_commands(sub)
@@ -30,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `lassi` console command (and of the jobs/ scripts)."""
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        os.environ["LASSI_VERBOSE"] = "1"   # read by lassi.core.spark when the JVM starts
     return run_command(args.func, args)
 
 
