@@ -139,9 +139,6 @@ class Site:
 
     name = property(lambda self: self.data["name"])
     window_s = property(lambda self: self.settings.window_s)
-    # the raw `thresholds:` mapping; use `settings.thresholds` (kept until lassi.risk.slowdown
-    # reads settings)
-    thresholds = property(lambda self: self.data["thresholds"])
     timezones = property(lambda self: self.data["timezones"])
     schedulers = property(lambda self: list(self.data.get("scheduler", [])))
 

@@ -30,7 +30,7 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
         .createOrReplaceTempView("app_run_in")
     wh.spark.sql(sql("risk/steps/app_launch")).createOrReplaceTempView("app_launch")
     wh.read("app_hour", days(first, last)).createOrReplaceTempView("period_app_hour")
-    factor = float(site.thresholds["slowdown_factor"])
+    factor = site.settings.thresholds.slowdown_factor
     df = wh.spark.sql(sql("risk/steps/run_metrics", factor=factor))
     df.createOrReplaceTempView("run_metrics")
     return df
