@@ -8,7 +8,8 @@ by each job's compute-side throughput in that minute (`sql/beacon/steps/job_shar
 Writes `job_timeseries` and `job_summary` for the jobs that started on the date or the day
 before (a job that crossed midnight is finished the day after it started), like `slowdown`.
 
-The SQL is in sql/beacon/steps/job_trace.sql, beacon/steps/job_compute_second.sql, beacon/steps/job_share.sql, beacon/steps/fwd_ost_minute.sql,
+The SQL is in sql/beacon/steps/job_trace.sql, beacon/steps/job_compute_second.sql,
+beacon/steps/job_share.sql, beacon/steps/fwd_ost_minute.sql,
 beacon/steps/mds_minute.sql, beacon/job_timeseries.sql and beacon/job_summary.sql.
 """
 

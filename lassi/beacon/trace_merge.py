@@ -121,7 +121,8 @@ def write_trace_merged(wh: Warehouse, date: DateLike) -> None:
     """Merge and write trace_merged of `date` (sql/beacon/trace_merged.sql)."""
     date = as_date(date)
     _register(wh, date)
-    wh.write(wh.spark.sql(sql("beacon/trace_merged", date=date.isoformat())), "trace_merged", [date])
+    merged = wh.spark.sql(sql("beacon/trace_merged", date=date.isoformat()))
+    wh.write(merged, "trace_merged", [date])
 
 
 @scoped

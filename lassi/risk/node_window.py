@@ -21,7 +21,8 @@ def node_window(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
            .filter(F.col("kind").isin("export", "target"))
            .filter(F.col("snapshot_time") < F.timestamp_seconds(F.lit(end + site.window_s))))
     raw.createOrReplaceTempView("raw_capture")
-    return wh.spark.sql(sql("risk/node_window", window_s=site.window_s, day_start=start, day_end=end))
+    return wh.spark.sql(sql("risk/node_window", window_s=site.window_s, day_start=start,
+                            day_end=end))
 
 
 @scoped
