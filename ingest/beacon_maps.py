@@ -11,16 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from lassi.ingest.contract import TableRows
 
 from lassi.core.config import Site
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from lassi.core.warehouse import Warehouse
 
 
 def fwd_map_rows(site: Site, date: dt.date) -> list[tuple]:
@@ -47,15 +41,3 @@ def map_tables(site: Site, dates: Iterable[dt.date]) -> list[TableRows]:
     ds = sorted(set(dates))
     return [TableRows(table, [r for d in ds for r in make(site, d)], ds)
             for table, make in (("fwd_map", fwd_map_rows), ("ost_map", ost_map_rows))]
-
-
-def write_maps(spark: SparkSession, wh: Warehouse, site: Site,
-               dates: Iterable[dt.date]) -> dict[str, int]:
-    """Replace `fwd_map` and `ost_map` on each of `dates` (through `lassi.ingest.writer`,
-    as every Beacon ingest does); rows written per table. The table registry names it."""
-    from lassi.ingest.writer import write_tables
-
-    del spark
-    tables = map_tables(site, dates)
-    write_tables(wh, tables)
-    return {t.table: len(t.rows) for t in tables}

@@ -372,14 +372,3 @@ def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
             yield IngestResult(ParseStats(SOURCE, files=1))
         else:
             yield window_result(res, *window)
-
-
-def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,
-                  tz: str | None) -> ParseStats:
-    """Compatibility entry point (the table registry names it): `read_inputs` written by
-    `lassi.ingest.writer` (tables and quarantine, no ingest_log row). Use
-    `lassi.ingest.runner.ingest_source(..., "lmt", ...)`."""
-    from lassi.ingest.writer import write_ingest
-
-    del spark
-    return write_ingest(wh, SOURCE, read_inputs(site, inputs, date, tz), date, log=False)
