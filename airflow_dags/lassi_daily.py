@@ -106,7 +106,8 @@ def _spark_task(task_id: str, job: str, args: list[str]) -> SparkSubmitOperator:
         conn_id=SPARK_CONN_ID,
         spark_binary=SPARK_SUBMIT,
         driver_memory=os.environ.get("LASSI_SPARK_DRIVER_MEMORY", "4g"),
-        conf={"spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        conf={"spark.driver.extraJavaOptions":
+              f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
               "spark.ui.showConsoleProgress": "false"},
         pre_execute=_spark_environment,
     )
@@ -114,7 +115,7 @@ def _spark_task(task_id: str, job: str, args: list[str]) -> SparkSubmitOperator:
 
 with DAG(
     dag_id="lassi_daily",
-    description="LASSi daily: ingest raw I/O data, analysis stages, HTML report",
+    description="lassi daily: ingest raw I/O data, analysis stages, HTML report",
     doc_md=__doc__,
     schedule="@daily",
     start_date=dt.datetime.fromisoformat(os.environ.get("LASSI_START_DATE", "2026-01-01"))

@@ -104,7 +104,8 @@ with DAG(
         conn_id=SPARK_CONN_ID,
         spark_binary=SPARK_SUBMIT,
         driver_memory=os.environ.get("LASSI_SPARK_DRIVER_MEMORY", "2g"),
-        conf={"spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        conf={"spark.driver.extraJavaOptions":
+              f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
               "spark.ui.showConsoleProgress": "false"},
         pre_execute=_spark_environment,
     )

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The JVMs of the tests (the shared session, the DAG tests' spark-submits) run small data for
+# seconds: C1 JIT only cuts their wall time by a third (measured: 83 s -> 53 s on two files).
+C1_ONLY = "-XX:TieredStopAtLevel=1"
 
 
 def _shared_dir() -> Path:
@@ -31,12 +34,15 @@ def realdata() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One real local[2] SparkSession for the whole run."""
+    """One real local[2] SparkSession per test process (per xdist worker)."""
+    from lassi.core.config import spark_defaults
     from lassi.core.spark import get_spark
 
+    java = spark_defaults().get("spark.driver.extraJavaOptions", "")
     s = get_spark("lassi-tests", master="local[2]",
                   extra={"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
-                         "spark.driver.memory": "2g"})
+                         "spark.driver.memory": "2g",
+                         "spark.driver.extraJavaOptions": f"{java} {C1_ONLY}".strip()})
     yield s
     s.stop()
 

@@ -19,6 +19,8 @@ from unittest import mock
 
 import pytest
 
+from tests.conftest import C1_ONLY
+
 REPO = Path(__file__).resolve().parents[1]
 DAGS = REPO / "airflow_dags"
 DAG_FILE = DAGS / "lassi_daily.py"
@@ -26,7 +28,8 @@ DATE = dt.date(2017, 10, 10)
 CONN_ENV = "AIRFLOW_CONN_LASSI_SPARK"
 # what the DAG file reads at parse time: the tests start from its defaults
 DAG_ENV = ("LASSI_HOME", "LASSI_VENV", "LASSI_RAW", "LASSI_WAREHOUSE", "LASSI_REPORTS",
-           "LASSI_SITE", "LASSI_NODES", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY")
+           "LASSI_SITE", "LASSI_NODES", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY",
+           "LASSI_SPARK_JAVA_OPTIONS")
 
 
 def _airflow_env(home: Path) -> dict[str, str]:
@@ -191,13 +194,15 @@ def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
     raw, wh, reports = tmp_path / "raw", tmp_path / "wh", tmp_path / "reports"
     simulate(load_site("archer", nodes=16), DATE, 1, 3, raw)
     env = {"LASSI_RAW": str(raw), "LASSI_WAREHOUSE": str(wh), "LASSI_REPORTS": str(reports),
-           "LASSI_SITE": "archer", "LASSI_NODES": "16",
+           "LASSI_SITE": "archer", "LASSI_NODES": "16", "LASSI_SPARK_JAVA_OPTIONS": C1_ONLY,
            # Airflow creates no tasks for a (non-backfill) run dated before start_date
            "LASSI_START_DATE": DATE.isoformat()}
     with mock.patch.dict(os.environ, env):
         os.environ.pop(CONN_ENV, None)              # no connection: must run local[*]
         dag = _dagbag().dags["lassi_daily"]           # parsed now: defaults from env
         assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == 16
+        assert all(t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {C1_ONLY}"
+                   for t in dag.tasks)
         for t in dag.tasks:
             t.retries = 0                             # fail fast instead of waiting to retry
         dr = dag.test(logical_date=dt.datetime(DATE.year, DATE.month, DATE.day,

@@ -17,6 +17,7 @@ from unittest import mock
 
 import pytest
 
+from tests.conftest import C1_ONLY
 from tests.test_lmt import PACIFIC, load_mysql
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,7 +26,8 @@ DAG_FILE = DAGS / "lassi_lmt_hourly.py"
 DAG_ID = "lassi_lmt_hourly"
 CONN_ENV = "AIRFLOW_CONN_LASSI_SPARK"
 DAG_ENV = ("LASSI_HOME", "LASSI_VENV", "LASSI_LMT_URI", "LASSI_LMT_TZ", "LASSI_WAREHOUSE",
-           "LASSI_SITE", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY", "LASSI_LMT_PASSWORD")
+           "LASSI_SITE", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY",
+           "LASSI_SPARK_JAVA_OPTIONS", "LASSI_LMT_PASSWORD")
 HOUR = dt.datetime(2018, 1, 28, 8)       # the hour archived: [08:00, 09:00) UTC
 STEP = dt.timedelta(minutes=20)
 
@@ -168,7 +170,7 @@ def test_dag_test_archives_one_hour(airflow_db, spark, mariadb, tmp_path):
     wh = tmp_path / "wh"
     env = {"LASSI_LMT_URI": uri, "LASSI_LMT_TZ": PACIFIC, "LASSI_WAREHOUSE": str(wh),
            "LASSI_SITE": "archer", "LASSI_START_DATE": "2018-01-01",
-           "LASSI_SPARK_DRIVER_MEMORY": "1g"}
+           "LASSI_SPARK_DRIVER_MEMORY": "1g", "LASSI_SPARK_JAVA_OPTIONS": C1_ONLY}
     with mock.patch.dict(os.environ, env):
         os.environ.pop(CONN_ENV, None)
         os.environ.pop("LASSI_LMT_PASSWORD", None)
