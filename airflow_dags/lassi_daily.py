@@ -1,15 +1,16 @@
 """
 ### lassi_daily: one site-day of LASSi I/O analytics
 
-`ingest` → `node_window` → `app_hour` → `fs_hour` → `slowdown` → `trace_merged` →
-`job_profile` → `io_phase` → `component_anomaly` → `alerts` → `interference` →
-`system_views` → `job_metrics` → `report`, each task one
-`spark-submit` of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
+`ingest` → `risk` → `beacon` → `tokio` → `siox` → `report`, each task one `spark-submit`
+of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
 
 * **ingest**: `jobs/ingest_raw.py --raw <raw_root> --date <ds>`, everything the collectors (or
   the simulator) wrote for that date;
-* **one task per analysis stage** of `lassi.pipeline.daily.STAGES`, in order:
-  `jobs/daily.py --stage <name> --date <ds>`;
+* **one task per stage family** of `lassi.pipeline.daily.FAMILIES` (LASSi `risk`, `beacon`,
+  `tokio`, `siox`), in order: `jobs/daily.py --family <name> --date <ds>` runs the family's
+  stages in order in one Spark session (a JVM per family, not per stage; one stage alone:
+  `lassi run daily --stage NAME`). A stage with nothing to do for the site or day (Beacon
+  stages on ARCHER) returns at once;
 * **report**: `jobs/report.py --out <report_root>`, the daily HTML report in
   `<report_root>/<site>-<ds>/`.
 
@@ -44,11 +45,9 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, BaseHook, Param, chain
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-# Order of lassi.pipeline.daily.STAGES (kept literal: the DAG file imports no lassi; a test
-# checks it).
-STAGES = ["node_window", "app_hour", "fs_hour", "slowdown", "trace_merged", "job_profile",
-          "io_phase", "component_anomaly", "alerts", "interference", "system_views",
-          "job_metrics"]
+# The stage families of lassi.pipeline.daily.FAMILIES, in order (kept literal: the DAG file
+# imports no lassi; a test checks it).
+FAMILIES = ["risk", "beacon", "tokio", "siox"]
 
 LASSI_HOME = Path(os.environ.get("LASSI_HOME") or Path(__file__).resolve().parents[1])
 SPARK_CONN_ID = "lassi_spark"
@@ -143,7 +142,7 @@ with DAG(
     tags=["lassi"],
 ) as dag:
     tasks = [_spark_task("ingest", "ingest_raw.py", ["--raw", "{{ params.raw_root }}"])]
-    tasks += [_spark_task(name, "daily.py", ["--stage", name]) for name in STAGES]
+    tasks += [_spark_task(name, "daily.py", ["--family", name]) for name in FAMILIES]
     tasks.append(_spark_task("report", "report.py",
                              ["--out", "{{ params.report_root }}"]))
     chain(*tasks)

@@ -97,10 +97,11 @@ def test_dag_file_is_thin(airflow):
 def test_task_graph(dag, dagfile):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-    from lassi.pipeline.daily import STAGES
+    from lassi.pipeline.daily import FAMILIES, STAGES
 
-    assert dagfile["STAGES"] == list(STAGES)
-    order = ["ingest", *STAGES, "report"]
+    assert dagfile["FAMILIES"] == list(FAMILIES)
+    assert [s for f in FAMILIES.values() for s in f] == list(STAGES)   # contiguous, in order
+    order = ["ingest", *FAMILIES, "report"]
     assert sorted(dag.task_ids) == sorted(order)
     for up, down in zip(order, order[1:], strict=False):
         assert dag.get_task(up).downstream_task_ids == {down}
@@ -117,10 +118,10 @@ def test_task_graph(dag, dagfile):
         else:
             assert app.is_file(), app
         assert t._conn_id == "lassi_spark"
-    for name in STAGES:
+    for name in FAMILIES:
         args = dag.get_task(name).application_args
         assert Path(dag.get_task(name).application).name == "daily.py"
-        assert args[args.index("--stage") + 1] == name
+        assert args[args.index("--family") + 1] == name
     assert dag.schedule == "@daily"
     assert dag.catchup and dag.max_active_runs == 1
     assert set(dag.params) == {"raw_root", "warehouse", "report_root", "site", "nodes"}
@@ -148,7 +149,7 @@ def test_rendered_arguments_parse(dag, nodes):
             assert (a.out, a.date, a.date_from, a.date_to) == ("/rep", DATE.isoformat(), None,
                                                                None)
         else:
-            assert (a.stage, a.date) == ([t.task_id], DATE)
+            assert (a.family, a.stage, a.date) == ([t.task_id], None, DATE)
 
 
 def test_missing_connection_means_local(dagfile, monkeypatch):

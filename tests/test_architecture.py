@@ -169,3 +169,14 @@ def test_layer_volume_and_compression_ratios_keep_their_precision():
     assert volume_ratio(1.24) == "1.24×"      # the flag threshold is 1.2x: 1.24 must not read 1.2
     assert volume_ratio(float("nan")) == "–"
     assert compression_ratio(12.34) == "12.3×"
+
+
+def test_no_private_name_is_imported_across_modules():
+    """A name starting with `_` is its module's own: no other lassi module imports it."""
+    found = []
+    for mod, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lassi"):
+                found += [f"{mod}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert found == []

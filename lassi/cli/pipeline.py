@@ -21,7 +21,7 @@ from lassi.cli.args import (
 
 def add_commands(sub) -> None:
     from lassi.ingest.runner import SOURCES
-    from lassi.pipeline.daily import STAGES
+    from lassi.pipeline.daily import FAMILIES, STAGES
 
     i = sub.add_parser("ingest", help="raw files -> Parquet raw_* tables (+ quarantine)")
     g = i.add_mutually_exclusive_group(required=True)
@@ -39,9 +39,13 @@ def add_commands(sub) -> None:
     r = sub.add_parser("run", help="run analysis stages")
     r.add_argument("what", choices=["daily"], help="daily: every stage for one date")
     r.add_argument("--date", type=date_arg, required=True)
-    r.add_argument("--stage", action="append", default=None, choices=list(STAGES),
-                   metavar="NAME", help="run only this stage (repeatable, in the order given); "
-                   f"default: every stage in order ({', '.join(STAGES)})")
+    which = r.add_mutually_exclusive_group()
+    which.add_argument("--stage", action="append", default=None, choices=list(STAGES),
+                       metavar="NAME", help="run only this stage (repeatable, in the order "
+                       f"given); default: every stage in order ({', '.join(STAGES)})")
+    which.add_argument("--family", action="append", default=None, choices=list(FAMILIES),
+                       help="run the stages of this family, in order (repeatable; what each "
+                       "task of the daily Airflow DAG runs)")
     add_warehouse(r)
     add_site(r)
     add_nodes(r)
@@ -76,10 +80,12 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from lassi.pipeline.daily import run_daily
+    from lassi.pipeline.daily import FAMILIES, run_daily
 
     site = site_of(args)
     wh = open_warehouse(args, "daily")
-    for line in run_daily(wh, site, args.date, args.stage):
+    stages = args.stage or ([s for f in args.family for s in FAMILIES[f]] if args.family
+                            else None)
+    for line in run_daily(wh, site, args.date, stages):
         print(line, flush=True)
     return 0

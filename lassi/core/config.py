@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from lassi.core.settings import ConfigError, Settings, _need, _num, build_settings
+from lassi.core.settings import ConfigError, Settings, build_settings, need, number
 
 __all__ = ["ConfigError", "Filesystem", "Site", "conf_dir", "load_site", "spark_defaults"]
 
@@ -64,37 +64,37 @@ def _validate(data: dict, src: str) -> None:
             raise ConfigError(f"{src}: missing required key {key!r}")
     where = lambda k: f"{src}: {k}"  # noqa: E731
     comp = data["compute"]
-    _need(isinstance(comp, dict), where("compute"), "a mapping", comp)
-    _num(comp, "nodes", where("compute"), integer=True)
-    _num(comp, "procs_per_node", where("compute"), integer=True)
+    need(isinstance(comp, dict), where("compute"), "a mapping", comp)
+    number(comp, "nodes", where("compute"), integer=True)
+    number(comp, "procs_per_node", where("compute"), integer=True)
     for k in ("name_format", "ip_format"):
-        _need(isinstance(comp.get(k), str), where(f"compute.{k}"), "a format string", comp.get(k))
+        need(isinstance(comp.get(k), str), where(f"compute.{k}"), "a format string", comp.get(k))
     fss = data["filesystems"]
-    _need(isinstance(fss, list) and fss, where("filesystems"), "a non-empty list", fss)
+    need(isinstance(fss, list) and fss, where("filesystems"), "a non-empty list", fss)
     names = set()
     for i, fs in enumerate(fss):
         w = where(f"filesystems[{i}]")
         named = isinstance(fs, dict) and isinstance(fs.get("name"), str)
-        _need(named, w, "a mapping with a name", fs)
-        _need(fs["name"] not in names, w, "a unique filesystem name", fs["name"])
+        need(named, w, "a mapping with a name", fs)
+        need(fs["name"] not in names, w, "a unique filesystem name", fs["name"])
         names.add(fs["name"])
         for k in ("osts", "osts_per_oss", "mdts"):
-            _num(fs, k, w, integer=True)
+            number(fs, k, w, integer=True)
         for k in ("ost_peak_bw", "ost_peak_iops", "mds_peak_ops"):
-            _num(fs, k, w)
+            number(fs, k, w)
     fwd = data.get("forwarding")
     if fwd is not None:
         for k in ("nodes_per_fwd", "threads"):
-            _num(fwd, k, where("forwarding"), integer=True)
+            number(fwd, k, where("forwarding"), integer=True)
         for k in ("peak_bw", "peak_iops"):
-            _num(fwd, k, where("forwarding"))
+            number(fwd, k, where("forwarding"))
     for k, tz in data["timezones"].items():
         try:
             ZoneInfo(str(tz))
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"{src}: timezones.{k}: unknown time zone {tz!r}") from None
     edges = data.get("latency_buckets_s", [])
-    _need(isinstance(edges, list) and len(edges) == 8 and edges == sorted(edges),
+    need(isinstance(edges, list) and len(edges) == 8 and edges == sorted(edges),
           where("latency_buckets_s"), "8 ascending bucket edges", edges)
 
 

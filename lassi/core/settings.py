@@ -35,25 +35,25 @@ class ConfigError(ValueError):
 _NUM = (int, float)
 
 
-def _need(cond: bool, where: str, what: str, got: Any) -> None:
+def need(cond: bool, where: str, what: str, got: Any) -> None:
     if not cond:
         raise ConfigError(f"{where}: expected {what}, got {got!r}")
 
 
-def _num(d: Mapping, key: str, where: str, *, positive: bool = True,
+def number(d: Mapping, key: str, where: str, *, positive: bool = True,
          integer: bool = False) -> None:
     """`d[key]` is a (positive) number or integer; `where` is 'file: dotted.parent'."""
     v = d.get(key) if isinstance(d, Mapping) else None
     ok = isinstance(v, int if integer else _NUM) and not isinstance(v, bool)
     what = ("a positive " if positive else "a ") + ("integer" if integer else "number")
     at = f"{where}{key}" if where.endswith(": ") else f"{where}.{key}"
-    _need(ok and (not positive or v > 0), at, what, v)
+    need(ok and (not positive or v > 0), at, what, v)
 
 
 def _nonneg(d: Mapping, key: str, where: str, *, integer: bool = False) -> None:
     v = d.get(key)
     ok = isinstance(v, int if integer else _NUM) and not isinstance(v, bool) and v >= 0
-    _need(ok, f"{where}.{key}", "a non-negative " + ("integer" if integer else "number"), v)
+    need(ok, f"{where}.{key}", "a non-negative " + ("integer" if integer else "number"), v)
 
 
 def _block(data: Mapping, key: str, src: str) -> dict:
@@ -61,7 +61,7 @@ def _block(data: Mapping, key: str, src: str) -> dict:
     v = data.get(key)
     if v is None:
         return {}
-    _need(isinstance(v, Mapping), f"{src}: {key}", "a mapping", v)
+    need(isinstance(v, Mapping), f"{src}: {key}", "a mapping", v)
     return dict(v)
 
 
@@ -209,8 +209,8 @@ def _dbscan(th: Mapping, key: str, where: str, fallback: str | None = None) -> D
     d = th.get(key, th.get(fallback) if fallback else None)
     d = d if isinstance(d, Mapping) else {}
     w = f"{where}.{key}"
-    _num(d, "eps", w)
-    _num(d, "min_samples", w, integer=True)
+    number(d, "eps", w)
+    number(d, "min_samples", w, integer=True)
     if "scale_min_phases" in d:
         _nonneg(d, "scale_min_phases", w, integer=True)
     return Dbscan(float(d["eps"]), int(d["min_samples"]), int(d.get("scale_min_phases", 0)))
@@ -219,14 +219,14 @@ def _dbscan(th: Mapping, key: str, where: str, fallback: str | None = None) -> D
 def _thresholds(data: Mapping, src: str) -> Thresholds:
     th = data.get("thresholds")
     where = f"{src}: thresholds"
-    _need(isinstance(th, Mapping), where, "a mapping", th)
+    need(isinstance(th, Mapping), where, "a mapping", th)
     for k in ("alpha", "slowdown_factor", "high_mdops", "anomaly_peak_fraction",
               "anomaly_min_minutes", "alert_after_hours"):
-        _num(th, k, where)
-    _need(th["anomaly_peak_fraction"] < 1, f"{where}.anomaly_peak_fraction",
+        number(th, k, where)
+    need(th["anomaly_peak_fraction"] < 1, f"{where}.anomaly_peak_fraction",
           "a fraction below 1", th["anomaly_peak_fraction"])
-    _num(th, "perf_vector_intervals", where, integer=True)
-    _num(th, "large_job_nodes", where, integer=True)
+    number(th, "perf_vector_intervals", where, integer=True)
+    number(th, "large_job_nodes", where, integer=True)
     stage1 = _dbscan(th, "dbscan_stage1", where)
     stage2 = _dbscan(th, "dbscan_stage2", where)
     straggler = _dbscan(th, "dbscan_straggler", where)
@@ -234,14 +234,14 @@ def _thresholds(data: Mapping, src: str) -> Thresholds:
     optional = {}
     for k in ("cache_thrashing_factor", "write_amplification_factor"):
         if th.get(k) is not None:
-            _num(th, k, where)
+            number(th, k, where)
             optional[k] = float(th[k])
     cfg = th.get("fwd_load_bands")
     if cfg is not None:
         ok = isinstance(cfg, Mapping) and {str(k) for k in cfg} == {b for b, _ in FWD_LOAD_BANDS}
         ok = ok and all(isinstance(v, _NUM) and not isinstance(v, bool) and 0 < v <= 1
                         for v in cfg.values())
-        _need(ok, f"{where}.fwd_load_bands", "high, mid and low cut-offs in (0, 1]", cfg)
+        need(ok, f"{where}.fwd_load_bands", "high, mid and low cut-offs in (0, 1]", cfg)
         optional["fwd_load_bands"] = tuple(sorted(((str(k), float(v)) for k, v in cfg.items()),
                                                   key=lambda b: -b[1]))
     return Thresholds(
@@ -264,7 +264,7 @@ def _risk(data: Mapping, src: str) -> Risk:
     for k in ("oss_ops", "mds_ops"):
         ops = risk.get(k, [])
         bad = [o for o in ops if o not in ALL_COUNTERS] if isinstance(ops, list) else ops
-        _need(isinstance(ops, list) and ops and not bad, f"{src}: risk.{k}",
+        need(isinstance(ops, list) and ops and not bad, f"{src}: risk.{k}",
               f"a list of counters from {ALL_COUNTERS}", bad or ops)
         out[k] = tuple(str(o) for o in ops)
     return Risk(**out)
@@ -274,12 +274,12 @@ def _wavelet(data: Mapping, src: str) -> Wavelet:
     w, where, d = _block(data, "wavelet", src), f"{src}: wavelet", Wavelet()
     for k in ("name", "mode"):
         v = w.get(k, getattr(d, k))
-        _need(isinstance(v, str) and v, f"{where}.{k}", "a string", v)
+        need(isinstance(v, str) and v, f"{where}.{k}", "a string", v)
     c = {**d.as_dict(), **w}
-    _num(c, "level", where, integer=True)
+    number(c, "level", where, integer=True)
     _nonneg(c, "threshold", where)
-    _num(c, "phase_fraction", where)
-    _need(c["phase_fraction"] < 1, f"{where}.phase_fraction", "a fraction below 1",
+    number(c, "phase_fraction", where)
+    need(c["phase_fraction"] < 1, f"{where}.phase_fraction", "a fraction below 1",
           c["phase_fraction"])
     _nonneg(c, "merge_gap_s", where, integer=True)
     return Wavelet(name=str(c["name"]), level=int(c["level"]), threshold=float(c["threshold"]),
@@ -289,7 +289,7 @@ def _wavelet(data: Mapping, src: str) -> Wavelet:
 
 def _opt_str(cfg: Mapping, key: str, where: str) -> str | None:
     v = cfg.get(key)
-    _need(v is None or isinstance(v, str), f"{where}.{key}", "a string", v)
+    need(v is None or isinstance(v, str), f"{where}.{key}", "a string", v)
     return v
 
 
@@ -318,12 +318,12 @@ def _alerts(data: Mapping, src: str) -> Alerts:
                    path=None)
         for k in ("starttls", "ssl"):
             v = cfg.get(k, False)
-            _need(isinstance(v, bool), f"{src}: alerts.{k}", "true or false", v)
+            need(isinstance(v, bool), f"{src}: alerts.{k}", "true or false", v)
             out[k] = v
         for k in ("user", "password"):
             out[k] = _opt_str(cfg, k, f"{src}: alerts")
         if "timeout" in cfg:
-            _num(cfg, "timeout", f"{src}: alerts")
+            number(cfg, "timeout", f"{src}: alerts")
             out["timeout"] = float(cfg["timeout"])
     else:
         raise ConfigError(f"{src}: alerts.sink: expected file or smtp, got {sink!r}")
@@ -345,16 +345,16 @@ def _tokio(data: Mapping, src: str) -> Tokio:
                               f"choose from {', '.join(JOBINFO_SOURCES)}")
         out["jobinfo"] = tuple(str(s) for s in order)
     mounts = cfg.get("mounts") or {}
-    _need(isinstance(mounts, Mapping), f"{where}.mounts", "a mapping mount -> fs", mounts)
+    need(isinstance(mounts, Mapping), f"{where}.mounts", "a mapping mount -> fs", mounts)
     out["mounts"] = tuple((str(k), str(v)) for k, v in mounts.items())
     if cfg.get("darshan_root") is not None:
         out["darshan_root"] = str(cfg["darshan_root"])
     if cfg.get("history_days") is not None:
-        _num(cfg, "history_days", where, integer=True)
+        number(cfg, "history_days", where, integer=True)
         out["history_days"] = int(cfg["history_days"])
     if cfg.get("p_value") is not None:
-        _num(cfg, "p_value", where)
-        _need(cfg["p_value"] < 1, f"{where}.p_value", "a probability below 1", cfg["p_value"])
+        number(cfg, "p_value", where)
+        need(cfg["p_value"] < 1, f"{where}.p_value", "a probability below 1", cfg["p_value"])
         out["p_value"] = float(cfg["p_value"])
     return Tokio(**out)
 
@@ -363,15 +363,15 @@ def _interference(data: Mapping, src: str) -> Interference:
     cfg, where, out = _block(data, "interference", src), f"{src}: interference", {}
     for k in ("high_bw_fraction", "high_iops_fraction", "significant_share", "mdops_weight"):
         if cfg.get(k) is not None:
-            (_nonneg if k == "mdops_weight" else _num)(cfg, k, where)
+            (_nonneg if k == "mdops_weight" else number)(cfg, k, where)
             out[k] = float(cfg[k])
     return Interference(**out)
 
 
 def build_settings(data: Mapping, src: str) -> Settings:
     """The settings of a merged site mapping; ConfigError names `src` and the dotted key."""
-    _num(data, "window_s", f"{src}: ", integer=True)
-    _num(data, "baseline_days", f"{src}: ", integer=True)
+    number(data, "window_s", f"{src}: ", integer=True)
+    number(data, "baseline_days", f"{src}: ", integer=True)
     return Settings(window_s=int(data["window_s"]), baseline_days=int(data["baseline_days"]),
                     thresholds=_thresholds(data, src), risk=_risk(data, src),
                     wavelet=_wavelet(data, src), alerts=_alerts(data, src),

@@ -3,7 +3,8 @@
 Every stage is idempotent per date (it rewrites its own partitions from its inputs), so the
 daily Airflow DAG may retry or backfill any of them. `STAGES` is the order; each entry is
 "module:function" imported only when the stage runs, with the signature
-`fn(wh, site, date) -> int | str` (rows written, or a one-line summary).
+`fn(wh, site, date) -> int | str` (rows written, or a one-line summary). `FAMILIES` groups
+them by the system they come from.
 """
 
 from __future__ import annotations
@@ -29,7 +30,22 @@ STAGES: dict[str, str] = {
     "interference": "lassi.beacon.interference:build_interference",
     "system_views": "lassi.beacon.system_views:build_system_views",
     "job_metrics": "lassi.tokio.job_metrics:build_job_metrics",
+    "io_path": "lassi.siox.path_model:build_io_path",
 }
+
+
+def _families() -> dict[str, list[str]]:
+    """Stage family (risk, beacon, tokio, siox: the module's subpackage) -> its stages, in
+    order; the families are contiguous in STAGES."""
+    out: dict[str, list[str]] = {}
+    for name, target in STAGES.items():
+        out.setdefault(target.split(".")[1], []).append(name)
+    return out
+
+
+# One daily Airflow task per family (`lassi run daily --family NAME`): a JVM per family, not
+# per stage, and the task graph shows the four systems.
+FAMILIES: dict[str, list[str]] = _families()
 
 
 def stage_fn(name: str):

@@ -20,7 +20,7 @@ from lassi.core.plotstyle import LEFT, RIGHT, WIDTH
 from lassi.core.plotstyle import pyplot as plt_
 from lassi.core.plotstyle import save as save_
 from lassi.core.warehouse import Warehouse, days
-from lassi.report.html import _s, _table, _td, integer, shorten, sig3
+from lassi.report.html import esc, html_table, integer, shorten, sig3, td
 
 TOP_ABNORMAL = 15      # jobs in the table
 FIGURES = 6            # abnormal jobs with a figure
@@ -89,15 +89,15 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
     if jobs.empty:
         out.append("<p class='note'>No job of the day has an abnormal I/O phase.</p>")
         return "\n".join(out)
-    rows = [[_td(_s(r.job_id)), _td(_s(r.app)), _td(_s(r.user)), _td(integer(r.n_nodes), "num"),
-             _td(_s(r.io_mode)), _td(f"{integer(r.n_abnormal)} of {integer(r.n_phases)}", "num"),
-             _td(f"{r.first_abnormal_start:%H:%M:%S}" if pd.notna(r.first_abnormal_start)
+    rows = [[td(esc(r.job_id)), td(esc(r.app)), td(esc(r.user)), td(integer(r.n_nodes), "num"),
+             td(esc(r.io_mode)), td(f"{integer(r.n_abnormal)} of {integer(r.n_phases)}", "num"),
+             td(f"{r.first_abnormal_start:%H:%M:%S}" if pd.notna(r.first_abnormal_start)
                  else "–"),
-             _td(f"{sig3(r.worst_slowdown_est)}×", "num"),
-             _td(escape(", ".join(r.fwd_nodes)) if r.fwd_nodes is not None else "–"),
-             _td(_s(r.cause)), _td(shorten(r.neighbours, 40) if r.neighbours else "–")]
+             td(f"{sig3(r.worst_slowdown_est)}×", "num"),
+             td(escape(", ".join(r.fwd_nodes)) if r.fwd_nodes is not None else "–"),
+             td(esc(r.cause)), td(shorten(r.neighbours, 40) if r.neighbours else "–")]
             for r in jobs.itertuples()]
-    out.append(_table(["job_id", "application", "user", "nodes", "mode", "abnormal phases",
+    out.append(html_table(["job_id", "application", "user", "nodes", "mode", "abnormal phases",
                        "first abnormal", "slower than usual", "forwarding nodes", "cause",
                        "neighbour jobs"], rows))
     out.append("<p class='note'>A phase is abnormal when its throughput profile falls outside "
@@ -123,12 +123,12 @@ def _alerts_html(wh: Warehouse, date: dt.date) -> str:
         return ""
     a = (wh.read("alert", [date]).orderBy("kind", "key")
          .select("subject", "status", "sent_at").toPandas())     # a handful of alerts
-    rows = [[_td(_s(r.subject)), _td(_s(r.status)),
-             _td(f"{r.sent_at:%Y-%m-%d %H:%M} UTC" if pd.notna(r.sent_at) else "–")]
+    rows = [[td(esc(r.subject)), td(esc(r.status)),
+             td(f"{r.sent_at:%Y-%m-%d %H:%M} UTC" if pd.notna(r.sent_at) else "–")]
             for r in a.itertuples()]
     return ("<p class='note'>Alerts the day calls for (each key is sent once; dates older "
             "than <code>alerts.max_age_days</code> are not mailed):</p>"
-            + _table(["alert", "status", "sent"], rows))
+            + html_table(["alert", "status", "sent"], rows))
 
 
 def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
@@ -148,21 +148,21 @@ def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
                    f"{site.settings.thresholds.anomaly_min_minutes} minutes while asked to serve, "
                    "and no straggler was found in large jobs.</p>")
     else:
-        rows = [[_td(_s(r.kind)), _td(_s(r.component)), _td(_s(r.rule)), _td(_s(r.job_id)),
-                 _td(f"{r.start:%H:%M}"), _td(f"{r.end:%H:%M}" + (" (ongoing)" if r.ongoing
+        rows = [[td(esc(r.kind)), td(esc(r.component)), td(esc(r.rule)), td(esc(r.job_id)),
+                 td(f"{r.start:%H:%M}"), td(f"{r.end:%H:%M}" + (" (ongoing)" if r.ongoing
                                                                    else "")),
-                 _td(integer(r.duration_min), "num"),
-                 _td(f"{r.max_bw_fraction:.0%}" if pd.notna(r.max_bw_fraction) else "–", "num"),
-                 _td(f"{sig3(r.est_slowdown)}×" if pd.notna(r.est_slowdown) else "–", "num"),
-                 _td(_s(r.evidence))] for r in rows_df.itertuples()]
-        out.append(_table(["kind", "component", "rule", "job", "start", "end", "minutes",
+                 td(integer(r.duration_min), "num"),
+                 td(f"{r.max_bw_fraction:.0%}" if pd.notna(r.max_bw_fraction) else "–", "num"),
+                 td(f"{sig3(r.est_slowdown)}×" if pd.notna(r.est_slowdown) else "–", "num"),
+                 td(esc(r.evidence))] for r in rows_df.itertuples()]
+        out.append(html_table(["kind", "component", "rule", "job", "start", "end", "minutes",
                            "max bw / peak", "job slowdown", "evidence"], rows))
     out.append(_alerts_html(wh, date))
     first, _ = baseline_period(site, date)
     t2 = component_anomaly_summary(wh, first, date)
-    body = [[_td(_s(r.bucket)), _td(integer(r.fwd), "num"), _td(integer(r.ost), "num")]
+    body = [[td(esc(r.bucket)), td(integer(r.fwd), "num"), td(integer(r.ost), "num")]
             for r in t2.itertuples()]
     out.append(f"<p class='note'>Beacon Table 2, {first} to {date}: system-rule anomalies "
                "by duration (anomalies that continue past midnight joined).</p>")
-    out.append(_table(["duration", "forwarding nodes", "OSTs"], body))
+    out.append(html_table(["duration", "forwarding nodes", "OSTs"], body))
     return "\n".join(out)

@@ -39,7 +39,7 @@ from lassi.core.plotstyle import save as save_
 from lassi.core.schemas import REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
 from lassi.core.warehouse import Warehouse, as_date
 from lassi.report.anomaly import anomaly_section, component_section
-from lassi.report.html import _missing, _s, _table, _td, integer, shorten, sig3
+from lassi.report.html import esc, html_table, integer, is_missing, shorten, sig3, td
 
 TOP_JOBS = 20
 TOP_APPS = 15
@@ -127,7 +127,7 @@ def load(wh: Warehouse, site: Site, date: dt.date) -> BeaconData:
 
 def fmt_bytes(v) -> str:
     """Bytes with a binary unit, 3 significant digits."""
-    if _missing(v):
+    if is_missing(v):
         return "–"
     v = float(v)
     for unit, size in (("TiB", TiB), ("GiB", GiB), ("MiB", 1024**2), ("KiB", 1024)):
@@ -144,12 +144,12 @@ def _unit(vmax: float) -> tuple[str, float]:
 
 
 def _pct(v) -> str:
-    return "–" if _missing(v) else f"{sig3(100 * float(v))} %"
+    return "–" if is_missing(v) else f"{sig3(100 * float(v))} %"
 
 
 def volume_ratio(v) -> str:
     """A layer-volume ratio (flagged above 1.2×): two decimals, so 1.24× is not "1.2×"."""
-    return "–" if _missing(v) else f"{float(v):.2f}×"
+    return "–" if is_missing(v) else f"{float(v):.2f}×"
 
 
 def _hour_axis(ax, date: dt.date) -> None:
@@ -267,7 +267,7 @@ def fig_layer_volume(d: BeaconData, path: Path) -> Path:
         for i, layer in enumerate(lv.index):
             cov = lv.loc[layer, "coverage"]
             label, top = f"{vals[i]:.3g}", vals[i]
-            if layer == "compute" and not _missing(cov) and cov < 0.999 and np.isfinite(est[i]):
+            if layer == "compute" and not is_missing(cov) and cov < 0.999 and np.isfinite(est[i]):
                 scaled = True
                 ax.bar(x[i] + off, est[i], width=w, fill=False, edgecolor=colour, ls="--",
                        lw=1.3)
@@ -295,9 +295,9 @@ def fig_layer_volume(d: BeaconData, path: Path) -> Path:
              "amplification_factor", "OST writes")):
         val = r[col]
         rv = lv.loc[ratio[0], ratio[1]] if ratio[0] in lv.index else None
-        state = "n/a" if _missing(val) else ("YES" if bool(val) else "no")
+        state = "n/a" if is_missing(val) else ("YES" if bool(val) else "no")
         lines.append((f"{flag}: {state}\n  {what} = {volume_ratio(rv)} compute\n"
-                      f"  (flag when > {float(r[fac]):g}×)", not _missing(val) and bool(val)))
+                      f"  (flag when > {float(r[fac]):g}×)", not is_missing(val) and bool(val)))
     y = ax.get_position().y1 - 1.75 / fig.get_figheight()
     for text, on in lines:
         fig.text(LEGEND_X, y, text, fontsize=9, va="top", family="monospace",
@@ -455,14 +455,14 @@ def _layer_html(d: BeaconData) -> str:
     rows = []
     for _, r in lv.iterrows():
         cov = "–" if r["layer"] != "compute" else _pct(r["coverage"])
-        rows.append([_td(escape(str(r["layer"]))), _td(_s(r["source"])),
-                     _td(fmt_bytes(r["read_bytes"]), "num"),
-                     _td(fmt_bytes(r["write_bytes"]), "num"),
-                     _td(integer(r["read_ops"]), "num"), _td(integer(r["write_ops"]), "num"),
-                     _td(cov, "num"), _td(fmt_bytes(r["read_bytes_est"]), "num"),
-                     _td(fmt_bytes(r["write_bytes_est"]), "num"),
-                     _td(volume_ratio(r["read_ratio"]), "num"),
-                     _td(volume_ratio(r["write_ratio"]), "num")])
+        rows.append([td(escape(str(r["layer"]))), td(esc(r["source"])),
+                     td(fmt_bytes(r["read_bytes"]), "num"),
+                     td(fmt_bytes(r["write_bytes"]), "num"),
+                     td(integer(r["read_ops"]), "num"), td(integer(r["write_ops"]), "num"),
+                     td(cov, "num"), td(fmt_bytes(r["read_bytes_est"]), "num"),
+                     td(fmt_bytes(r["write_bytes_est"]), "num"),
+                     td(volume_ratio(r["read_ratio"]), "num"),
+                     td(volume_ratio(r["write_ratio"]), "num")])
     r0 = lv.iloc[0]
     flags = []
     for name, col, fac, what in (("Cache thrashing", "cache_thrashing", "thrashing_factor",
@@ -470,11 +470,11 @@ def _layer_html(d: BeaconData) -> str:
                                  ("Write amplification", "write_amplification",
                                   "amplification_factor", "OST writes")):
         v = r0[col]
-        state = ("<span class='warn'>yes</span>" if not _missing(v) and bool(v)
-                 else "n/a (a layer is missing)" if _missing(v) else "no")
+        state = ("<span class='warn'>yes</span>" if not is_missing(v) and bool(v)
+                 else "n/a (a layer is missing)" if is_missing(v) else "no")
         flags.append(f"<li><b>{name}</b>: {state} — flagged when {what} exceed "
                      f"{float(r0[fac]):g}× the compute layer's.</li>")
-    return (_table(["layer", "measured from", "read", "written", "read ops", "write ops",
+    return (html_table(["layer", "measured from", "read", "written", "read ops", "write ops",
                     "trace coverage", "read (all clients)", "written (all clients)",
                     "read / compute", "written / compute"], rows, cls="layers")
             + "<p class='note'>Compute = the LWFS client trace, which holds only the traced "
@@ -490,16 +490,16 @@ def _fwd_html(d: BeaconData, bands: tuple) -> str:
         return "<p class='note'>No forwarding-node load for this day.</p>"
     words = band_legend(bands)
     counts = f["band"].value_counts()
-    rows = [[_td(b), _td(escape(words.get(b, "no peak known")), "num"),
-             _td(integer(counts.get(b, 0)), "num"), _td(_pct(counts.get(b, 0) / len(f)), "num")]
+    rows = [[td(b), td(escape(words.get(b, "no peak known")), "num"),
+             td(integer(counts.get(b, 0)), "num"), td(_pct(counts.get(b, 0) / len(f)), "num")]
             for b in BAND_ORDER if b != "unknown" or counts.get(b, 0)]
     busiest = f.sort_values("load", ascending=False).head(1)
     top = ""
     if not busiest.empty and busiest["peak_bw"].iloc[0] > 0:
         r = busiest.iloc[0]
-        top = (f"<p>Busiest: {_s(r['fwd'])} at {pd.Timestamp(r['peak_minute']):%H:%M}, "
+        top = (f"<p>Busiest: {esc(r['fwd'])} at {pd.Timestamp(r['peak_minute']):%H:%M}, "
                f"{sig3(r['peak_bw'] / 1e9)} GB/s = {_pct(r['load'])} of its peak.</p>")
-    return (_table(["band", "peak load in the hour", "node-hours", "share"], rows, cls="bands")
+    return (html_table(["band", "peak load in the hour", "node-hours", "share"], rows, cls="bands")
             + top + f"<p class='note'>Cut-offs after the paper's Fig. 10; {f['fwd'].nunique()} "
                     "forwarding nodes × 24 hours. A node-hour without Lustre-client samples "
                     "counts as idle.</p>")
@@ -515,11 +515,11 @@ def _mds_html(d: BeaconData) -> str:
                                      sources=("sources", "max"))
     order = {k: i for i, k in enumerate(MDS_SOURCE_KINDS)}
     g = g.assign(_o=[order.get(k, 99) for k in g.index]).sort_values("_o")
-    rows = [[_td(escape(str(k))), _td(integer(r["sources"]), "num"),
-             _td(integer(r["ops"]), "num"), _td(_pct(r["ops"] / total), "num"),
-             _td(sig3(r["mean"]), "num"), _td(sig3(r["peak"]), "num")]
+    rows = [[td(escape(str(k))), td(integer(r["sources"]), "num"),
+             td(integer(r["ops"]), "num"), td(_pct(r["ops"] / total), "num"),
+             td(sig3(r["mean"]), "num"), td(sig3(r["peak"]), "num")]
             for k, r in g.iterrows()]
-    return _table(["source kind", "sources (max per hour)", "operations", "share",
+    return html_table(["source kind", "sources (max per hour)", "operations", "share",
                    "mean ops/s (hours with data)", "peak hour ops/s"], rows, cls="mds")
 
 
@@ -533,17 +533,17 @@ def _io_html(d: BeaconData) -> str:
     rows = []
     for mode in list(IO_MODES) + ["all"]:
         r = cell.loc[(mode, "all")]
-        per = [_td(fmt_bytes(cell.loc[(mode, b), "read_bytes"] + cell.loc[(mode, b),
+        per = [td(fmt_bytes(cell.loc[(mode, b), "read_bytes"] + cell.loc[(mode, b),
                                                                           "write_bytes"])
                    if cell.loc[(mode, b), "jobs"] else "–", "num") for b in labels]
-        rows.append([_td(f"<b>{mode}</b>" if mode == "all" else escape(mode)),
-                     _td(integer(r["jobs"]), "num"), _td(integer(r["read_jobs"]), "num"),
-                     _td(integer(r["write_jobs"]), "num"),
-                     _td(fmt_bytes(r["read_bytes"]), "num"),
-                     _td(fmt_bytes(r["write_bytes"]), "num"),
-                     _td(fmt_bytes(r["avg_read_bytes"]), "num"),
-                     _td(fmt_bytes(r["avg_write_bytes"]), "num")] + per)
-    modes = _table(["I/O mode", "jobs", "jobs reading", "jobs writing", "read", "written",
+        rows.append([td(f"<b>{mode}</b>" if mode == "all" else escape(mode)),
+                     td(integer(r["jobs"]), "num"), td(integer(r["read_jobs"]), "num"),
+                     td(integer(r["write_jobs"]), "num"),
+                     td(fmt_bytes(r["read_bytes"]), "num"),
+                     td(fmt_bytes(r["write_bytes"]), "num"),
+                     td(fmt_bytes(r["avg_read_bytes"]), "num"),
+                     td(fmt_bytes(r["avg_write_bytes"]), "num")] + per)
+    modes = html_table(["I/O mode", "jobs", "jobs reading", "jobs writing", "read", "written",
                     "avg read per job", "avg written per job"]
                    + [f"volume, {escape(b)} core-h" for b in labels], rows, cls="io-mode")
     ch_rows = []
@@ -551,8 +551,8 @@ def _io_html(d: BeaconData) -> str:
                       ("avg_write_bytes", "avg written per job")):
         vals = [cell.loc[("all", b), key] for b in labels]
         fmt = integer if key == "jobs" else fmt_bytes
-        ch_rows.append([_td(name)] + [_td(fmt(v), "num") for v in vals])
-    by_ch = _table(["core-hours"] + [escape(b) for b in labels], ch_rows, cls="core-hours")
+        ch_rows.append([td(name)] + [td(fmt(v), "num") for v in vals])
+    by_ch = html_table(["core-hours"] + [escape(b) for b in labels], ch_rows, cls="core-hours")
     return ("<p>Per I/O mode (Beacon Tables 4 and 6; volume per core-hour bucket):</p>" + modes
             + "<p>Per-job volume by core-hour consumption (Beacon Table 3):</p>" + by_ch
             + f"<p class='note'>Jobs that started on the day with non-trivial I/O (≥ "
@@ -563,7 +563,7 @@ def _io_html(d: BeaconData) -> str:
 
 
 def _list_cell(v, n: int = 3) -> str:
-    if v is None or (not isinstance(v, (list, np.ndarray)) and _missing(v)):
+    if v is None or (not isinstance(v, (list, np.ndarray)) and is_missing(v)):
         return "–"
     items = [str(x) for x in list(v)]
     if not items:
@@ -578,18 +578,18 @@ def _jobs_html(d: BeaconData) -> str:
         return "<p class='note'>No jobs in job_summary for this day.</p>"
     rows = []
     for _, r in j.iterrows():
-        rows.append([_td(_s(r["job_id"])), _td(shorten(r["app"], 24)), _td(_s(r["user"])),
-                     _td(integer(r["n_nodes"]), "num"), _td(integer(r["n_io_nodes"]), "num"),
-                     _td(_s(r["io_mode"])), _td(sig3(r["read_bytes"] / GiB), "num"),
-                     _td(sig3(r["write_bytes"] / GiB), "num"),
-                     _td(sig3(r["avg_bw"] / 1e9) if not _missing(r["avg_bw"]) else "–", "num"),
-                     _td(sig3(r["peak_bw"] / 1e9) if not _missing(r["peak_bw"]) else "–", "num"),
-                     _td(sig3(r["avg_iops"]), "num"), _td(sig3(r["avg_mdops"]), "num"),
-                     _td(_s(r["dominant_size"])), _td(_list_cell(r["fwd_nodes"])),
-                     _td(_list_cell(r["osts"]))])
+        rows.append([td(esc(r["job_id"])), td(shorten(r["app"], 24)), td(esc(r["user"])),
+                     td(integer(r["n_nodes"]), "num"), td(integer(r["n_io_nodes"]), "num"),
+                     td(esc(r["io_mode"])), td(sig3(r["read_bytes"] / GiB), "num"),
+                     td(sig3(r["write_bytes"] / GiB), "num"),
+                     td(sig3(r["avg_bw"] / 1e9) if not is_missing(r["avg_bw"]) else "–", "num"),
+                     td(sig3(r["peak_bw"] / 1e9) if not is_missing(r["peak_bw"]) else "–", "num"),
+                     td(sig3(r["avg_iops"]), "num"), td(sig3(r["avg_mdops"]), "num"),
+                     td(esc(r["dominant_size"])), td(_list_cell(r["fwd_nodes"])),
+                     td(_list_cell(r["osts"]))])
     more = (f"<p class='note'>The {len(j)} largest of {integer(d.n_jobs)} jobs that started on the "
             "day (by read + written bytes in the trace).</p>")
-    return _table(["job_id", "app", "user", "nodes", "I/O nodes", "mode", "read GiB",
+    return html_table(["job_id", "app", "user", "nodes", "I/O nodes", "mode", "read GiB",
                    "written GiB", "avg GB/s", "peak GB/s", "IOPS", "MDOPS",
                    "dominant size", "forwarding nodes", "OSTs"], rows, cls="jobs") + more
 
@@ -668,7 +668,7 @@ def beacon_section(wh: Warehouse, site: Site, date, out_dir) -> str:
 
 def compression_ratio(v) -> str:
     """A trace compression ratio: one decimal."""
-    return "–" if _missing(v) else f"{float(v):.1f}×"
+    return "–" if is_missing(v) else f"{float(v):.1f}×"
 
 
 def _compression_html(apps: pd.DataFrame) -> str:
@@ -676,13 +676,13 @@ def _compression_html(apps: pd.DataFrame) -> str:
     if apps.empty:
         return "<p class='note'>No LWFS client trace was merged for this day.</p>"
     top = apps.sort_values("raw_entries", ascending=False).head(TOP_APPS)
-    rows = [[_td(shorten(r["app"], 28)), _td(integer(r["jobs"]), "num"),
-             _td(integer(r["raw_entries"]), "num"), _td(integer(r["first_pass_entries"]), "num"),
-             _td(integer(r["merged_entries"]), "num"),
-             _td(compression_ratio(r["first_pass_ratio"]), "num"),
-             _td(compression_ratio(r["second_pass_ratio"]), "num"),
-             _td(compression_ratio(r["total_ratio"]), "num"),
-             _td("yes" if r["lossless"] else "<b>NO</b>")] for _, r in top.iterrows()]
+    rows = [[td(shorten(r["app"], 28)), td(integer(r["jobs"]), "num"),
+             td(integer(r["raw_entries"]), "num"), td(integer(r["first_pass_entries"]), "num"),
+             td(integer(r["merged_entries"]), "num"),
+             td(compression_ratio(r["first_pass_ratio"]), "num"),
+             td(compression_ratio(r["second_pass_ratio"]), "num"),
+             td(compression_ratio(r["total_ratio"]), "num"),
+             td("yes" if r["lossless"] else "<b>NO</b>")] for _, r in top.iterrows()]
     total = apps[["raw_entries", "first_pass_entries", "merged_entries"]].sum()
     note = (f"<p class='note'>The {len(top)} applications with most requests of {len(apps)}. "
             f"All traced jobs: {integer(total['raw_entries'])} requests → "
@@ -692,6 +692,6 @@ def _compression_html(apps: pd.DataFrame) -> str:
             f"{compression_ratio(total['first_pass_entries'] / max(total['merged_entries'], 1))}). "
             "Lossless: expanding the merged trace gives back every request (checked in "
             "Spark per job). The paper reports 5.4–34.6× and 2.1–4.4×.</p>")
-    return _table(["application", "jobs", "requests", "first pass", "merged", "1st ratio",
+    return html_table(["application", "jobs", "requests", "first pass", "merged", "1st ratio",
                    "2nd ratio", "total", "lossless"], rows) + note
 

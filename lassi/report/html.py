@@ -41,7 +41,7 @@ code { background: #f4f4f4; padding: 0 3px; }
 # --- formatting ---------------------------------------------------------------------------
 
 
-def _missing(v) -> bool:
+def is_missing(v) -> bool:
     if v is None or v is pd.NaT:
         return True
     try:
@@ -52,7 +52,7 @@ def _missing(v) -> bool:
 
 def sig3(v) -> str:
     """A number with 3 significant digits and thousands separators ("–" when missing)."""
-    if _missing(v):
+    if is_missing(v):
         return "–"
     v = float(v)
     if v == 0:
@@ -70,12 +70,12 @@ def sig3(v) -> str:
 
 
 def integer(v) -> str:
-    return "–" if _missing(v) else f"{int(v):,}"
+    return "–" if is_missing(v) else f"{int(v):,}"
 
 
 def duration(seconds) -> str:
     """Seconds as h:mm:ss."""
-    if _missing(seconds):
+    if is_missing(seconds):
         return "–"
     s = int(round(float(seconds)))
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
@@ -86,7 +86,7 @@ def shorten(text, width: int = 48) -> str:
 
     Launch commands differ mostly at their ends (input files), so both ends stay.
     """
-    if _missing(text):
+    if is_missing(text):
         return "–"
     t = str(text)
     head = (width - 1) * 2 // 5
@@ -94,11 +94,11 @@ def shorten(text, width: int = 48) -> str:
     return f'<span title="{escape(t)}">{escape(shown)}</span>'
 
 
-def _td(v, cls: str = "") -> str:
+def td(v, cls: str = "") -> str:
     return f'<td class="{cls}">{v}</td>' if cls else f"<td>{v}</td>"
 
 
-def _table(headers: list[str], rows: list[list[str]], row_cls: list[str] | None = None,
+def html_table(headers: list[str], rows: list[list[str]], row_cls: list[str] | None = None,
            cls: str = "") -> str:
     head = "".join(f"<th>{h}</th>" for h in headers)
     body = []
@@ -109,8 +109,8 @@ def _table(headers: list[str], rows: list[list[str]], row_cls: list[str] | None 
     return f"<table{c}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _s(v) -> str:
-    return "–" if _missing(v) else escape(str(v))
+def esc(v) -> str:
+    return "–" if is_missing(v) else escape(str(v))
 
 
 # --- sections -----------------------------------------------------------------------------
@@ -186,20 +186,20 @@ def _quality(d: ReportData) -> str:
     for _, r in q.iterrows():
         quarantined = int(r["lines_quarantined"])
         qcls = "num warn" if quarantined else "num"
-        rows.append([_td(_s(r["source"])), _td(integer(r["files"]), "num"),
-                     _td(integer(r["lines_read"]), "num"),
-                     _td(integer(r["lines_used"]), "num"),
-                     _td(integer(quarantined), qcls),
-                     _td(integer(r["counter_resets"]), "num")])
+        rows.append([td(esc(r["source"])), td(integer(r["files"]), "num"),
+                     td(integer(r["lines_read"]), "num"),
+                     td(integer(r["lines_used"]), "num"),
+                     td(integer(quarantined), qcls),
+                     td(integer(r["counter_resets"]), "num")])
     total = q[["lines_read", "lines_quarantined", "counter_resets"]].sum()
     out = ("<h3>Data quality</h3>"
            f"<p>{integer(total['lines_read'])} lines read, "
            f"{integer(total['lines_quarantined'])} quarantined, "
            f"{integer(total['counter_resets'])} Lustre counter resets.</p>"
-           + _table(["source", "files", "lines read", "used", "quarantined",
+           + html_table(["source", "files", "lines read", "used", "quarantined",
                      "counter resets"], rows))
     if not d.quarantine.empty:
-        items = "".join(f"<li>{_s(r['source'])}: {_s(r['reason'])} ({integer(r['count'])} lines)"
+        items = "".join(f"<li>{esc(r['source'])}: {esc(r['reason'])} ({integer(r['count'])} lines)"
                         "</li>" for _, r in d.quarantine.iterrows())
         out += f"<p>Most common quarantine reasons:</p><ul>{items}</ul>"
     return out
@@ -261,13 +261,13 @@ def _top_apps(d: ReportData, fs: str) -> str:
     rows = []
     for _, r in t.iterrows():
         op = (f"{escape(str(r['top_op']))} (r = {sig3(r['top_op_r'])})"
-              if not _missing(r["top_op"]) else "–")
-        rows.append([_td(integer(r["rank"]), "num"), _td(_s(r["app_id"])), _td(_s(r["job_id"])),
-                     _td(_s(r["exe"])), _td(_s(r["user"])), _td(shorten(r["command"]), "cmd"),
-                     _td(integer(r["hours"]), "num"), _td(sig3(r["peak_oss"]), "num"),
-                     _td(sig3(r["peak_mds"]), "num"), _td(sig3(r["sum_oss"]), "num"),
-                     _td(sig3(r["sum_mds"]), "num"), _td(op)])
-    return title + _table(
+              if not is_missing(r["top_op"]) else "–")
+        rows.append([td(integer(r["rank"]), "num"), td(esc(r["app_id"])), td(esc(r["job_id"])),
+                     td(esc(r["exe"])), td(esc(r["user"])), td(shorten(r["command"]), "cmd"),
+                     td(integer(r["hours"]), "num"), td(sig3(r["peak_oss"]), "num"),
+                     td(sig3(r["peak_mds"]), "num"), td(sig3(r["sum_oss"]), "num"),
+                     td(sig3(r["sum_mds"]), "num"), td(op)])
+    return title + html_table(
         ["#", "app_id", "job_id", "exe", "user", "command", "hours active", "peak risk_oss",
          "peak risk_mds", "Σ risk_oss", "Σ risk_mds", "top op (largest r_x)"], rows,
         cls="top-apps")
@@ -283,21 +283,21 @@ def _slowed(d: ReportData, fs: str) -> str:
     rows = []
     for _, r in s.iterrows():
         other = "–"
-        if not _missing(r["other_id"]):
+        if not is_missing(r["other_id"]):
             other = (escape(app_label(r["other_exe"], r["other_user"], r["other_id"]))
                      + f" ({sig3(r['other_risk'])})")
-        start = "–" if _missing(r["start"]) else f"{pd.Timestamp(r['start']):%m-%d %H:%M}"
-        rows.append([_td(_s(r["app_id"])), _td(_s(r["exe"])), _td(_s(r["user"])),
-                     _td(shorten(r["command"], 40), "cmd"), _td(start, "num"),
-                     _td(duration(r["runtime_s"]), "num"), _td(duration(r["group_mean_s"]), "num"),
-                     _td(f"{float(r['slowdown']):.2f}×", "num"),
-                     _td(sig3(r["risk_oss_sum"]), "num"), _td(sig3(r["risk_mds_sum"]), "num"),
-                     _td(sig3(r["concurrent_risk"]), "num"), _td(integer(r["busy_hours"]), "num"),
-                     _td(other)])
+        start = "–" if is_missing(r["start"]) else f"{pd.Timestamp(r['start']):%m-%d %H:%M}"
+        rows.append([td(esc(r["app_id"])), td(esc(r["exe"])), td(esc(r["user"])),
+                     td(shorten(r["command"], 40), "cmd"), td(start, "num"),
+                     td(duration(r["runtime_s"]), "num"), td(duration(r["group_mean_s"]), "num"),
+                     td(f"{float(r['slowdown']):.2f}×", "num"),
+                     td(sig3(r["risk_oss_sum"]), "num"), td(sig3(r["risk_mds_sum"]), "num"),
+                     td(sig3(r["concurrent_risk"]), "num"), td(integer(r["busy_hours"]), "num"),
+                     td(other)])
     n = int(s["n_slowed_fs"].iloc[0])
     more = (f"<p class='note'>Showing the {TOP_SLOWED} most slowed of {n} runs.</p>"
             if n > len(s) else "")
-    return title + _table(
+    return title + html_table(
         ["app_id", "exe", "user", "command", "start (UTC)", "runtime", "group mean",
          "slowdown", "own Σ risk_oss", "own Σ risk_mds", "concurrent risk (other apps)",
          "run hours with fs data", "largest other contributor (Σ risk)"], rows,
@@ -321,13 +321,13 @@ def _baseline(d: ReportData, fs: str) -> str:
             tags.append('<span class="tag oss">risk_oss</span>')
         if r["op"] in d.mds_ops:
             tags.append('<span class="tag mds">risk_mds</span>')
-        rows.append([_td(escape(str(r["op"]))), _td(sig3(r["mean"]), "num"),
-                     _td(sig3(r["std"]), "num"), _td(sig3(r["rsd"]), "num"),
-                     _td(integer(r["n"]), "num"), _td(" ".join(tags) or "not counted")])
+        rows.append([td(escape(str(r["op"]))), td(sig3(r["mean"]), "num"),
+                     td(sig3(r["std"]), "num"), td(sig3(r["rsd"]), "num"),
+                     td(integer(r["n"]), "num"), td(" ".join(tags) or "not counted")])
         cls.append("" if tags else "ignored")
     return (title + f"<p>Per application-hour over {ps} to {pe} (the baseline of "
             f"{d.dates_with_data[-1]}). RSD = std / mean; above 1 means high variance.</p>"
-            + _table(["op", "mean per app-hour", "std", "RSD", "n (app-hours)",
+            + html_table(["op", "mean per app-hour", "std", "RSD", "n (app-hours)",
                       "counts towards"], rows, cls, cls="baseline"))
 
 
@@ -345,14 +345,14 @@ def _groups(d: ReportData, image: str | None) -> str:
                "high.</p>")
     rows = []
     for _, r in g.iterrows():
-        rows.append([_td(shorten(r["command"], 60), "cmd"), _td(_s(r["exe"])),
-                     _td(_s(r["user"])), _td(integer(r["n_runs"]), "num"),
-                     _td(duration(r["mean_runtime_s"]), "num"),
-                     _td(duration(r["std_runtime_s"]), "num"),
-                     _td(integer(r["n_slowed"]), "num"),
-                     _td(_r(r["corr_runtime_risk_oss"]), "num"),
-                     _td(_r(r["corr_runtime_risk_mds"]), "num")])
-    out.append(_table(["command", "exe", "user", "runs", "mean runtime", "std runtime",
+        rows.append([td(shorten(r["command"], 60), "cmd"), td(esc(r["exe"])),
+                     td(esc(r["user"])), td(integer(r["n_runs"]), "num"),
+                     td(duration(r["mean_runtime_s"]), "num"),
+                     td(duration(r["std_runtime_s"]), "num"),
+                     td(integer(r["n_slowed"]), "num"),
+                     td(_r(r["corr_runtime_risk_oss"]), "num"),
+                     td(_r(r["corr_runtime_risk_mds"]), "num")])
+    out.append(html_table(["command", "exe", "user", "runs", "mean runtime", "std runtime",
                        "slowed", "r(runtime, Σ risk_oss)", "r(runtime, Σ risk_mds)"], rows,
                       cls="groups"))
     if d.n_groups > len(g):
@@ -364,7 +364,7 @@ def _groups(d: ReportData, image: str | None) -> str:
 
 
 def _r(v) -> str:
-    return "–" if _missing(v) else f"{float(v):+.2f}"
+    return "–" if is_missing(v) else f"{float(v):+.2f}"
 
 
 def page(d: ReportData, images: dict[str, dict[str, str]], groups_image: str | None,

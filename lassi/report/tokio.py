@@ -18,7 +18,7 @@ from lassi.core.config import Site
 from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse, as_date
 from lassi.report.beacon import fmt_bytes
-from lassi.report.html import _s, _table, _td, integer, sig3
+from lassi.report.html import esc, html_table, integer, sig3, td
 from lassi.tools.umami import history_dates, plot_umami, umami_data
 
 SUBDIR = "_tokio"
@@ -88,18 +88,18 @@ def _slow_html(wh: Warehouse, site: Site, slow: pd.DataFrame, folder: Path, rel:
                        "(or no application has enough history yet).</p>")
     rows, figs = [], []
     for _, r in slow.iterrows():
-        rows.append([_td(escape(str(r["job_id"]))), _td(_s(r["app"])), _td(_s(r["user"])),
-                     _td(r["start"].strftime("%H:%M")), _td(sig3(r["runtime_s"]), "num"),
-                     _td(sig3(r["perf_mibs"]), "num"), _td(sig3(r["med"]), "num"),
-                     _td(f"{r['ratio']:.2f}×", "num"), _td(sig3(r["coverage_bw"]), "num"),
-                     _td(integer(r["concurrent_jobs"]), "num"),
-                     _td(_pct(r["lmt_oss_cpu_mean"]), "num"),
-                     _td(_pct(r["ost_fullest_pct"]), "num")])
+        rows.append([td(escape(str(r["job_id"]))), td(esc(r["app"])), td(esc(r["user"])),
+                     td(r["start"].strftime("%H:%M")), td(sig3(r["runtime_s"]), "num"),
+                     td(sig3(r["perf_mibs"]), "num"), td(sig3(r["med"]), "num"),
+                     td(f"{r['ratio']:.2f}×", "num"), td(sig3(r["coverage_bw"]), "num"),
+                     td(integer(r["concurrent_jobs"]), "num"),
+                     td(_pct(r["lmt_oss_cpu_mean"]), "num"),
+                     td(_pct(r["ost_fullest_pct"]), "num")])
         job, hist = umami_data(wh, site, str(r["job_id"]))
         name = f"umami_{len(figs)}.png"
         plot_umami(job, hist, folder / name)
         figs.append(f'<img src="{rel}/{name}" alt="UMAMI of job {escape(str(r["job_id"]))}">')
-    table = _table(["job", "application", "user", "start", "run time (s)", "perf (MiB/s)",
+    table = html_table(["job", "application", "user", "start", "run time (s)", "perf (MiB/s)",
                     "app median", "ratio", "coverage", "concurrent jobs", "OSS CPU",
                     "fullest OST"], rows)
     return head + table + "".join(figs)
@@ -127,12 +127,12 @@ def _health_html(health: pd.DataFrame) -> str:
     if health.empty:
         return head + "<p class='note'>No lfs df / lctl dl snapshot was ingested for this day.</p>"
     full = health[health["what"] == "fullest"]
-    rows = [[_td(_s(r["fs"])), _td(_s(r["target"])), _td(_pct(r["use_pct"]), "num"),
-             _td(fmt_bytes(r["used_kib"] * 1024), "num"),
-             _td(fmt_bytes(r["total_kib"] * 1024), "num"),
-             _td(_pct(r["fs_mean"]), "num"), _td(integer(r["osts"]), "num")]
+    rows = [[td(esc(r["fs"])), td(esc(r["target"])), td(_pct(r["use_pct"]), "num"),
+             td(fmt_bytes(r["used_kib"] * 1024), "num"),
+             td(fmt_bytes(r["total_kib"] * 1024), "num"),
+             td(_pct(r["fs_mean"]), "num"), td(integer(r["osts"]), "num")]
             for _, r in full.iterrows()]
-    out = head + _table(["file system", "OST", "use", "used", "size", "fs mean use",
+    out = head + html_table(["file system", "OST", "use", "used", "size", "fs mean use",
                          "OSTs"], rows)
     fo = health[health["what"] == "failed_over"]
     if fo.empty:

@@ -68,6 +68,13 @@ from lassi.core.schemas.risk import (
     RUN_GROUP,
     RUN_SLOWDOWN,
 )
+from lassi.core.schemas.siox import (
+    COMPONENT_BASELINE,
+    COMPONENT_MINUTE,
+    LOAD_CLASSES,
+    PATH_COMPONENT,
+    PATH_EDGE,
+)
 from lassi.core.schemas.tokio import JOB_METRICS
 
 
@@ -82,6 +89,7 @@ class Table(NamedTuple):
 
 _INGEST = "lassi.ingest.runner:ingest_source"
 _B = "lassi.beacon"
+_S = "lassi.siox"
 
 REGISTRY: dict[str, Table] = {
     # ingest: raw files -> Parquet (lassi ingest; one parser per format under lassi.ingest)
@@ -134,6 +142,10 @@ REGISTRY: dict[str, Table] = {
     # tokio
     "job_metrics": Table(JOB_METRICS, "tokio", "lassi.tokio.job_metrics:build_job_metrics",
                          "tokio/job_metrics.sql"),
+    # siox
+    "path_component": Table(PATH_COMPONENT, "siox", f"{_S}.path_model:build_io_path",
+                            "siox/path_component.sql"),
+    "path_edge": Table(PATH_EDGE, "siox", f"{_S}.path_model:build_io_path", "siox/path_edge.sql"),
 }
 
 TABLES: dict[str, StructType] = {name: t.schema for name, t in REGISTRY.items()}
@@ -154,7 +166,8 @@ def without_date(schema: StructType) -> StructType:
 
 __all__ = [
     "ALERT", "ALL_COUNTERS", "ANOMALY", "APP_HOUR", "APP_RUN", "BEACON_MDS_OPS",
-    "COMPONENT_ANOMALY", "DARSHAN_FILE", "DARSHAN_JOB", "FS_BASELINE", "FS_HOUR", "FWD_MAP",
+    "COMPONENT_ANOMALY", "COMPONENT_BASELINE", "COMPONENT_MINUTE", "LOAD_CLASSES", "PATH_COMPONENT",
+    "PATH_EDGE", "DARSHAN_FILE", "DARSHAN_JOB", "FS_BASELINE", "FS_HOUR", "FWD_MAP",
     "INGEST_LOG", "INTERFERENCE", "IO_PHASE", "JOB_METRICS", "JOB_SUMMARY", "JOB_TIMESERIES",
     "LATENCY_BUCKETS", "LMT_MDS", "LMT_OST", "MDS_COUNTERS", "MDS_OP_NAMES", "NODE_WINDOW",
     "OSS_COUNTERS", "OSS_OTHER_OPS", "OST_HEALTH", "OST_MAP", "QUARANTINE", "RAW_LUSTRE_CLIENT",

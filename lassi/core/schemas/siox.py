@@ -1,0 +1,89 @@
+"""Schemas of the SIOX tables: the site's I/O path model and the components' knowledge base.
+
+- `path_component` / `path_edge` (SIOX §4.4, Figs. 5-7): the components data passes through,
+  hardware and the software layers on it, with their capacities, and the links between them.
+  A site without forwarding nodes (ARCHER) links its compute nodes to the filesystem directly.
+- `component_minute`: what each component did per interval (bytes, ops, request size, how
+  many clients it served, and at a forwarding node the LWFS service and queueing times).
+- `component_baseline` (SIOX §4.1, the knowledge base): per component, metric, request-size
+  class and load class, the percentiles of `component_minute` over the baseline period;
+  what "slow" is measured against.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructType,
+    TimestampType,
+)
+
+from lassi.core.schemas.common import DATE, field
+
+PATH_COMPONENT = StructType([
+    field("component", StringType(), False),  # its name in every other table: cn00001,
+                                           # nid00008, fwd003, online1-OST0002, online1-oss01
+    field("kind", StringType(), False),       # compute | fwd | filesystem | mdt | ost | mds | oss
+    field("level", IntegerType(), False),     # 0 compute, 1 forwarding, 2 filesystem (client
+                                           # striping), 3 targets (OST/MDT), 4 servers
+    field("software", ArrayType(StringType()), False),  # the layers it runs on this path
+    field("host", StringType()),              # the hardware it runs on (OST -> its OSS)
+    field("fs", StringType()),                # filesystem of a target, server or mount
+    field("peak_bw", DoubleType()),           # bytes/s, benchmarked (null: not known)
+    field("peak_iops", DoubleType()),         # requests/s (MDT/MDS: metadata ops/s)
+    field("threads", IntegerType()),          # service threads (LWFS server)
+    field("source", StringType(), False),     # where the row comes from: site | fwd_map | ost_map
+    DATE,
+])
+
+PATH_EDGE = StructType([
+    field("src", StringType(), False),        # upstream component (nearer the application)
+    field("dst", StringType(), False),
+    field("relation", StringType(), False),   # forwards | mounts | stripes | metadata | hosted_on
+    field("traffic", StringType()),           # data+metadata | data | metadata; hosted_on: null
+    DATE,
+])
+
+COMPONENT_MINUTE = StructType([
+    field("component", StringType(), False),
+    field("kind", StringType(), False),       # fwd | ost | mdt
+    field("ts", TimestampType(), False),      # start of the interval (UTC)
+    field("interval_s", IntegerType(), False),  # 60 (Beacon layers) or the capture window
+    field("read_bytes", DoubleType(), False),
+    field("write_bytes", DoubleType(), False),
+    field("read_ops", DoubleType(), False),   # requests (OST: RPCs; fwd: LWFS requests)
+    field("write_ops", DoubleType(), False),
+    field("md_ops", DoubleType(), False),
+    field("bw", DoubleType(), False),         # (read + write bytes) / interval_s
+    field("iops", DoubleType(), False),       # (read + write ops) / interval_s
+    field("size_class", StringType()),        # REQUEST_SIZE_LABELS of bytes / ops; null: no data
+    field("clients", IntegerType(), False),   # distinct upstream senders in the interval
+    field("load_class", StringType(), False),  # LOAD_CLASSES label of `clients`
+    field("exe_s", DoubleType()),             # fwd: mean LWFS execution time of a data request
+    field("wait_s", DoubleType()),            # fwd: mean LWFS queueing time of a data request
+    field("queue_len", DoubleType()),         # fwd: mean LWFS queue length
+    DATE,
+])
+
+COMPONENT_BASELINE = StructType([
+    field("component", StringType(), False),
+    field("kind", StringType(), False),
+    field("metric", StringType(), False),     # bw | iops | md_ops | exe_s | wait_s
+    field("size_class", StringType(), False),  # a REQUEST_SIZE_LABELS label, or 'all'
+    field("load_class", StringType(), False),  # a LOAD_CLASSES label, or 'all'
+    field("n", LongType(), False),            # busy intervals the percentiles are over
+    field("p10", DoubleType()),
+    field("p50", DoubleType()),
+    field("p90", DoubleType()),
+    field("mean", DoubleType()),
+    field("period_start", TimestampType(), False),  # first and last day of the period (UTC)
+    field("period_end", TimestampType(), False),
+    DATE,                                  # the day the baseline was computed for
+])
+
+# Load classes: how many distinct clients a component served in an interval.
+LOAD_CLASSES = [(1, "1"), (2, "2-3"), (4, "4-7"), (8, "8-15"), (16, "16+")]
