@@ -37,10 +37,11 @@ demo: java venv
 	$(VENV)/bin/lassi demo --site taihulight --dir demo
 
 # one pytest worker per core, at most 4 (each has its own Spark session and MariaDB);
-# a test file stays on one worker (its module fixtures simulate once)
+# a test file stays on one worker (its module fixtures simulate once); the longest files
+# start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 test: java mariadb venv $(AIRFLOW_STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
 # LASSi day (bench/run.py), then Beacon trace compression (BEACON_BENCH_ARGS=--quick: ~70 s)
