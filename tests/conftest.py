@@ -130,3 +130,8 @@ def mariadb():
     except subprocess.TimeoutExpired:
         proc.kill()
     shutil.rmtree(base, ignore_errors=True)
+
+
+def schema_row(schema, **values) -> tuple:
+    """A row of `schema` (StructType) as a tuple: the named values, None elsewhere."""
+    return tuple(values.get(f.name) for f in schema.fields)

@@ -189,6 +189,7 @@ class Settings:
 
     window_s: int
     baseline_days: int
+    latency_buckets_s: tuple[float, ...]   # LWFS server histogram edges (validated by config)
     thresholds: Thresholds
     risk: Risk
     wavelet: Wavelet
@@ -373,6 +374,7 @@ def build_settings(data: Mapping, src: str) -> Settings:
     number(data, "window_s", f"{src}: ", integer=True)
     number(data, "baseline_days", f"{src}: ", integer=True)
     return Settings(window_s=int(data["window_s"]), baseline_days=int(data["baseline_days"]),
+                    latency_buckets_s=tuple(float(e) for e in data["latency_buckets_s"]),
                     thresholds=_thresholds(data, src), risk=_risk(data, src),
                     wavelet=_wavelet(data, src), alerts=_alerts(data, src),
                     tokio=_tokio(data, src), interference=_interference(data, src))

@@ -31,6 +31,7 @@ STAGES: dict[str, str] = {
     "system_views": "lassi.beacon.system_views:build_system_views",
     "job_metrics": "lassi.tokio.job_metrics:build_job_metrics",
     "io_path": "lassi.siox.path_model:build_io_path",
+    "component_baseline": "lassi.siox.knowledge:build_component_baseline",
 }
 
 

@@ -98,8 +98,8 @@ def anomaly_section(wh: Warehouse, site: Site, date: dt.date, out_dir: Path, sub
              td(esc(r.cause)), td(shorten(r.neighbours, 40) if r.neighbours else "–")]
             for r in jobs.itertuples()]
     out.append(html_table(["job_id", "application", "user", "nodes", "mode", "abnormal phases",
-                       "first abnormal", "slower than usual", "forwarding nodes", "cause",
-                       "neighbour jobs"], rows))
+                           "first abnormal", "slower than usual", "forwarding nodes", "cause",
+                           "neighbour jobs"], rows))
     out.append("<p class='note'>A phase is abnormal when its throughput profile falls outside "
                "its category's main cluster and it runs at most 1/1.5 of the category's usual "
                "throughput. Cause (Beacon Fig. 12): a forwarding node or OST failing during "
@@ -156,7 +156,7 @@ def component_section(wh: Warehouse, site: Site, date: dt.date) -> str:
                  td(f"{sig3(r.est_slowdown)}×" if pd.notna(r.est_slowdown) else "–", "num"),
                  td(esc(r.evidence))] for r in rows_df.itertuples()]
         out.append(html_table(["kind", "component", "rule", "job", "start", "end", "minutes",
-                           "max bw / peak", "job slowdown", "evidence"], rows))
+                               "max bw / peak", "job slowdown", "evidence"], rows))
     out.append(_alerts_html(wh, date))
     first, _ = baseline_period(site, date)
     t2 = component_anomaly_summary(wh, first, date)

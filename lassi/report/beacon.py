@@ -475,8 +475,8 @@ def _layer_html(d: BeaconData) -> str:
         flags.append(f"<li><b>{name}</b>: {state} — flagged when {what} exceed "
                      f"{float(r0[fac]):g}× the compute layer's.</li>")
     return (html_table(["layer", "measured from", "read", "written", "read ops", "write ops",
-                    "trace coverage", "read (all clients)", "written (all clients)",
-                    "read / compute", "written / compute"], rows, cls="layers")
+                        "trace coverage", "read (all clients)", "written (all clients)",
+                        "read / compute", "written / compute"], rows, cls="layers")
             + "<p class='note'>Compute = the LWFS client trace, which holds only the traced "
               "clients (jobs); “all clients” scales it by the trace's coverage of the "
               "data requests the forwarding nodes' LWFS servers served. Ops: requests at "
@@ -520,7 +520,7 @@ def _mds_html(d: BeaconData) -> str:
              td(sig3(r["mean"]), "num"), td(sig3(r["peak"]), "num")]
             for k, r in g.iterrows()]
     return html_table(["source kind", "sources (max per hour)", "operations", "share",
-                   "mean ops/s (hours with data)", "peak hour ops/s"], rows, cls="mds")
+                       "mean ops/s (hours with data)", "peak hour ops/s"], rows, cls="mds")
 
 
 def _io_html(d: BeaconData) -> str:
@@ -544,8 +544,8 @@ def _io_html(d: BeaconData) -> str:
                      td(fmt_bytes(r["avg_read_bytes"]), "num"),
                      td(fmt_bytes(r["avg_write_bytes"]), "num")] + per)
     modes = html_table(["I/O mode", "jobs", "jobs reading", "jobs writing", "read", "written",
-                    "avg read per job", "avg written per job"]
-                   + [f"volume, {escape(b)} core-h" for b in labels], rows, cls="io-mode")
+                        "avg read per job", "avg written per job"]
+                       + [f"volume, {escape(b)} core-h" for b in labels], rows, cls="io-mode")
     ch_rows = []
     for key, name in (("jobs", "jobs"), ("avg_read_bytes", "avg read per job"),
                       ("avg_write_bytes", "avg written per job")):
@@ -590,8 +590,8 @@ def _jobs_html(d: BeaconData) -> str:
     more = (f"<p class='note'>The {len(j)} largest of {integer(d.n_jobs)} jobs that started on the "
             "day (by read + written bytes in the trace).</p>")
     return html_table(["job_id", "app", "user", "nodes", "I/O nodes", "mode", "read GiB",
-                   "written GiB", "avg GB/s", "peak GB/s", "IOPS", "MDOPS",
-                   "dominant size", "forwarding nodes", "OSTs"], rows, cls="jobs") + more
+                       "written GiB", "avg GB/s", "peak GB/s", "IOPS", "MDOPS",
+                       "dominant size", "forwarding nodes", "OSTs"], rows, cls="jobs") + more
 
 
 def _ost_text(d: BeaconData) -> str:
@@ -693,5 +693,5 @@ def _compression_html(apps: pd.DataFrame) -> str:
             "Lossless: expanding the merged trace gives back every request (checked in "
             "Spark per job). The paper reports 5.4–34.6× and 2.1–4.4×.</p>")
     return html_table(["application", "jobs", "requests", "first pass", "merged", "1st ratio",
-                   "2nd ratio", "total", "lossless"], rows) + note
+                       "2nd ratio", "total", "lossless"], rows) + note
 

@@ -22,6 +22,7 @@ from lassi.core.warehouse import Warehouse, days
 from lassi.report.beacon import beacon_section
 from lassi.report.data import ReportData, load
 from lassi.report.html import beacon_page, page
+from lassi.report.siox import siox_section
 from lassi.report.tokio import tokio_section
 
 FIGURES = ("risk_stats", "oss_risk", "mds_risk", "ops_metric")
@@ -34,9 +35,10 @@ def report_name(site: Site, first: dt.date, last: dt.date) -> str:
     return f"{site.name}-{span}"
 
 
-def render(d: ReportData, folder: Path, beacon: str = "", tokio: str = "") -> Path:
-    """Write figures and the page of `d` into `folder`; return index.html. `beacon` and
-    `tokio` are the HTML of those sections (may be empty)."""
+def render(d: ReportData, folder: Path, beacon: str = "", tokio: str = "",
+           siox: str = "") -> Path:
+    """Write figures and the page of `d` into `folder`; return index.html. `beacon`, `tokio`
+    and `siox` are the HTML of those sections (may be empty)."""
     missing = d.missing_dates
     images: dict[str, dict[str, str]] = {}
     for fs in d.filesystems:
@@ -55,8 +57,8 @@ def render(d: ReportData, folder: Path, beacon: str = "", tokio: str = "") -> Pa
                                     folder / GROUPS_DIR / "run_groups.png")
     groups_img = f"{GROUPS_DIR}/run_groups.png" if groups_png else None
     index = folder / "index.html"
-    d.has_beacon, d.has_tokio = bool(beacon), bool(tokio)
-    index.write_text(page(d, images, groups_img, beacon + tokio), encoding="utf-8")
+    d.has_beacon, d.has_tokio, d.has_siox = bool(beacon), bool(tokio), bool(siox)
+    index.write_text(page(d, images, groups_img, beacon + tokio + siox), encoding="utf-8")
     return index
 
 
@@ -99,11 +101,12 @@ def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
     def build(folder: Path) -> Path:
         beacon = "\n".join(filter(None, (beacon_section(wh, site, d, folder) for d in period)))
         tokio = "\n".join(filter(None, (tokio_section(wh, site, d, folder) for d in period)))
+        siox = "\n".join(filter(None, (siox_section(wh, site, d) for d in period)))
         if data is not None:
-            return render(data, folder, beacon, tokio)
+            return render(data, folder, beacon, tokio, siox)
         folder.mkdir(parents=True, exist_ok=True)
         index = folder / "index.html"
-        index.write_text(beacon_page(site.name, first, last, beacon + tokio),
+        index.write_text(beacon_page(site.name, first, last, beacon + tokio + siox),
                          encoding="utf-8")
         return index
 

@@ -55,6 +55,7 @@ class ReportData:
     notes: list[str] = field(default_factory=list)
     has_beacon: bool = False     # the page carries Beacon sections (set when rendering)
     has_tokio: bool = False      # ... and TOKIO (job_metrics) sections
+    has_siox: bool = False       # ... and SIOX (I/O path) sections
 
     @property
     def missing_dates(self) -> list[dt.date]:

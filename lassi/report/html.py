@@ -99,7 +99,7 @@ def td(v, cls: str = "") -> str:
 
 
 def html_table(headers: list[str], rows: list[list[str]], row_cls: list[str] | None = None,
-           cls: str = "") -> str:
+               cls: str = "") -> str:
     head = "".join(f"<th>{h}</th>" for h in headers)
     body = []
     for i, r in enumerate(rows):
@@ -175,6 +175,8 @@ def _beacon_link(d: ReportData) -> str:
            f"jobs</a>" if d.has_beacon else "")
     if d.has_tokio:
         out += f' <a href="#tokio-{d.first.isoformat()}">jobs and the file system (TOKIO)</a>'
+    if d.has_siox:
+        out += f' <a href="#siox-{d.first.isoformat()}">I/O path (SIOX)</a>'
     return out
 
 
@@ -197,7 +199,7 @@ def _quality(d: ReportData) -> str:
            f"{integer(total['lines_quarantined'])} quarantined, "
            f"{integer(total['counter_resets'])} Lustre counter resets.</p>"
            + html_table(["source", "files", "lines read", "used", "quarantined",
-                     "counter resets"], rows))
+                         "counter resets"], rows))
     if not d.quarantine.empty:
         items = "".join(f"<li>{esc(r['source'])}: {esc(r['reason'])} ({integer(r['count'])} lines)"
                         "</li>" for _, r in d.quarantine.iterrows())
@@ -328,7 +330,7 @@ def _baseline(d: ReportData, fs: str) -> str:
     return (title + f"<p>Per application-hour over {ps} to {pe} (the baseline of "
             f"{d.dates_with_data[-1]}). RSD = std / mean; above 1 means high variance.</p>"
             + html_table(["op", "mean per app-hour", "std", "RSD", "n (app-hours)",
-                      "counts towards"], rows, cls, cls="baseline"))
+                          "counts towards"], rows, cls, cls="baseline"))
 
 
 def _groups(d: ReportData, image: str | None) -> str:
@@ -353,8 +355,8 @@ def _groups(d: ReportData, image: str | None) -> str:
                      td(_r(r["corr_runtime_risk_oss"]), "num"),
                      td(_r(r["corr_runtime_risk_mds"]), "num")])
     out.append(html_table(["command", "exe", "user", "runs", "mean runtime", "std runtime",
-                       "slowed", "r(runtime, Σ risk_oss)", "r(runtime, Σ risk_mds)"], rows,
-                      cls="groups"))
+                           "slowed", "r(runtime, Σ risk_oss)", "r(runtime, Σ risk_mds)"], rows,
+                          cls="groups"))
     if d.n_groups > len(g):
         out.append(f"<p class='note'>Showing {len(g)} of {d.n_groups} groups.</p>")
     if image:

@@ -100,8 +100,8 @@ def _slow_html(wh: Warehouse, site: Site, slow: pd.DataFrame, folder: Path, rel:
         plot_umami(job, hist, folder / name)
         figs.append(f'<img src="{rel}/{name}" alt="UMAMI of job {escape(str(r["job_id"]))}">')
     table = html_table(["job", "application", "user", "start", "run time (s)", "perf (MiB/s)",
-                    "app median", "ratio", "coverage", "concurrent jobs", "OSS CPU",
-                    "fullest OST"], rows)
+                        "app median", "ratio", "coverage", "concurrent jobs", "OSS CPU",
+                        "fullest OST"], rows)
     return head + table + "".join(figs)
 
 
@@ -133,7 +133,7 @@ def _health_html(health: pd.DataFrame) -> str:
              td(_pct(r["fs_mean"]), "num"), td(integer(r["osts"]), "num")]
             for _, r in full.iterrows()]
     out = head + html_table(["file system", "OST", "use", "used", "size", "fs mean use",
-                         "OSTs"], rows)
+                             "OSTs"], rows)
     fo = health[health["what"] == "failed_over"]
     if fo.empty:
         out += "<p>No target failed over.</p>"

@@ -146,6 +146,12 @@ REGISTRY: dict[str, Table] = {
     "path_component": Table(PATH_COMPONENT, "siox", f"{_S}.path_model:build_io_path",
                             "siox/path_component.sql"),
     "path_edge": Table(PATH_EDGE, "siox", f"{_S}.path_model:build_io_path", "siox/path_edge.sql"),
+    "component_minute": Table(COMPONENT_MINUTE, "siox",
+                              f"{_S}.knowledge:build_component_baseline",
+                              "siox/component_minute.sql"),
+    "component_baseline": Table(COMPONENT_BASELINE, "siox",
+                                f"{_S}.knowledge:build_component_baseline",
+                                "siox/component_baseline.sql"),
 }
 
 TABLES: dict[str, StructType] = {name: t.schema for name, t in REGISTRY.items()}

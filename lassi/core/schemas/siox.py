@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    DateType,
     DoubleType,
     IntegerType,
     LongType,
@@ -80,8 +81,8 @@ COMPONENT_BASELINE = StructType([
     field("p50", DoubleType()),
     field("p90", DoubleType()),
     field("mean", DoubleType()),
-    field("period_start", TimestampType(), False),  # first and last day of the period (UTC)
-    field("period_end", TimestampType(), False),
+    field("period_start", DateType(), False),  # first and last day of the period (UTC)
+    field("period_end", DateType(), False),
     DATE,                                  # the day the baseline was computed for
 ])
 

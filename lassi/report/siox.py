@@ -1,0 +1,66 @@
+"""The SIOX section of the daily report: the site's I/O path and its knowledge base.
+
+For one day: every kind of component on the path with its count, software layers and total
+peak capacity (`path_component`), and what the knowledge base saw (`component_minute`,
+`component_baseline`): busy component-minutes and the typical medians the causal path of a
+job is measured against.
+"""
+
+from __future__ import annotations
+
+from lassi.core.config import Site
+from lassi.core.sqltext import sql
+from lassi.core.warehouse import Warehouse, as_date
+from lassi.report.beacon import fmt_bytes
+from lassi.report.html import esc, html_table, integer, sig3, td
+
+KIND_NAMES = {"compute": "compute nodes", "fwd": "forwarding nodes", "filesystem": "filesystems",
+              "ost": "OSTs", "mdt": "MDTs", "oss": "OSS servers", "mds": "MDS servers"}
+
+
+def _rate(v) -> str:
+    return "–" if v is None else f"{fmt_bytes(v)}/s"
+
+
+def siox_section(wh: Warehouse, site: Site, date) -> str:
+    """The HTML fragment of `date` ("" when io_path has not run for it)."""
+    date = as_date(date)
+    if not wh.has("path_component", date):
+        return ""
+    spark = wh.spark
+    wh.read("path_component", date).createOrReplaceTempView("rs_component")
+    path = spark.sql(sql("report/siox_path")).collect()          # one row per kind
+    rows = [[td(r["level"], "num"), td(esc(KIND_NAMES.get(r["kind"], r["kind"]))),
+             td(integer(r["components"]), "num"), td(esc(r["software"])),
+             td(_rate(r["peak_bw"]), "num"), td(sig3(r["peak_iops"]), "num")] for r in path]
+    out = [f'<h2 id="siox-{date}">I/O path (SIOX), {date}</h2>',
+           "<p>Every component a job's data passes through on its way from the compute "
+           "nodes to the disks, level by level (table <code>path_component</code>; links in "
+           "<code>path_edge</code>), with the total benchmarked peak of each level: the "
+           "narrowest level bounds what the whole machine can move.</p>",
+           html_table(["level", "component", "count", "software layers", "peak bandwidth",
+                       "peak IOPS / metadata ops/s"], rows)]
+    out.append(_knowledge_html(wh, date))
+    return "\n".join(out)
+
+
+def _knowledge_html(wh: Warehouse, date) -> str:
+    head = ("<h3>Knowledge base</h3><p>What each kind of component did today (busy minutes "
+            "in <code>component_minute</code>) and what it normally achieves (medians over "
+            "its components of <code>component_baseline</code>, all request sizes and loads): "
+            "the yardstick of a job's causal path.</p>")
+    if not wh.has("component_minute", date) or wh.read("component_minute", date).isEmpty():
+        return head + ("<p class='note'>No forwarding, OST or MDS observations for this day "
+                       "(the knowledge base reads the Beacon layers).</p>")
+    wh.read("component_minute", date).createOrReplaceTempView("rs_minute")
+    wh.read("component_baseline", date).createOrReplaceTempView("rs_baseline")
+    kb = wh.spark.sql(sql("report/siox_baseline")).collect()      # one row per kind
+    rows = [[td(esc(KIND_NAMES.get(r["kind"], r["kind"]))), td(integer(r["components"]), "num"),
+             td(integer(r["busy_minutes"]), "num"), td(_rate(r["max_bw"]), "num"),
+             td(_rate(r["bw_p50"]), "num"), td(_rate(r["bw_p90"]), "num"),
+             td("–" if r["exe_p50"] is None else f"{r['exe_p50'] * 1e3:.2f} ms", "num"),
+             td(sig3(r["md_p50"]), "num"),
+             td(esc(r["period_start"]), "")] for r in kb]
+    return head + html_table(["component", "observed", "busy minutes", "today's max",
+                              "median bw", "p90 bw", "LWFS exe time", "metadata ops/s",
+                              "baseline since"], rows)

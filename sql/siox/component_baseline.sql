@@ -1,0 +1,31 @@
+-- component_baseline: the knowledge base (SIOX §4.1): what each component normally
+-- achieves, per metric, request-size class and load class, as percentiles of its busy
+-- minutes over the baseline period (lassi.siox.knowledge).
+-- Input: view `cb_minutes` (component_minute of the period). Parameters: period_start,
+-- period_end (dates), date.
+-- A minute counts for bw and iops when the component moved data, for md_ops when it served
+-- metadata, for exe_s / wait_s when the LWFS server reported them. Rows per (size class,
+-- load class), per size class over all loads ('all'), and over everything ('all', 'all').
+WITH m AS (
+  SELECT component, kind, COALESCE(size_class, 'none') AS size_class, load_class, metric, v
+  FROM cb_minutes
+  LATERAL VIEW stack(5, 'bw', CASE WHEN bw > 0 THEN bw END,
+                        'iops', CASE WHEN iops > 0 THEN iops END,
+                        'md_ops', CASE WHEN md_ops > 0 THEN md_ops / interval_s END,
+                        'exe_s', exe_s, 'wait_s', wait_s) s AS metric, v
+  WHERE v IS NOT NULL
+),
+p AS (
+  SELECT component, kind, metric,
+         CASE WHEN GROUPING(size_class) = 1 THEN 'all' ELSE size_class END AS size_class,
+         CASE WHEN GROUPING(load_class) = 1 THEN 'all' ELSE load_class END AS load_class,
+         COUNT(*) AS n, percentile_approx(v, array(0.1, 0.5, 0.9), 10000) AS q, AVG(v) AS mean
+  FROM m
+  GROUP BY GROUPING SETS ((component, kind, metric, size_class, load_class),
+                         (component, kind, metric, size_class), (component, kind, metric))
+)
+SELECT component, kind, metric, size_class, load_class, n,
+       CAST(q[0] AS DOUBLE) AS p10, CAST(q[1] AS DOUBLE) AS p50, CAST(q[2] AS DOUBLE) AS p90,
+       mean, DATE '${period_start}' AS period_start, DATE '${period_end}' AS period_end,
+       DATE '${date}' AS date
+FROM p
