@@ -462,7 +462,7 @@ def mean_bucket(s: Scenario, fwd: str, cls: str, kind: str) -> float:
     ip = s.site.fwd_ip(fwd)
     m = s.last("lwfs-server", RE_SERVER, key=lambda m: (m.group(1), m.group(3), m.group(4)))
     h = np.array([int(x) for x in m[(ip, cls, kind)].group(5).split()])
-    return float((h * np.arange(8)).sum() / h.sum())
+    return float((h * np.arange(8)).sum() / h.sum()) if h.sum() else float("nan")
 
 
 def peak_queue(s: Scenario, fwd: str) -> int:
@@ -521,3 +521,21 @@ def test_gzip_output_is_the_same_and_runs_are_deterministic(tmp_path, sc):
     assert again.truth == sc.truth
     assert (again.root / "jobs" / f"{DAY1}.log").read_text() == \
         (sc.root / "jobs" / f"{DAY1}.log").read_text()
+
+
+def test_a_slow_ost_lengthens_execution_at_healthy_forwarding_nodes(tmp_path, sc):
+    """A request to a slow OST holds the LWFS server thread until the OST answers: the
+    forwarding nodes' execution times grow, though the nodes themselves are healthy."""
+    slow = Scenario(tmp_path, faults=[Fault("ost", o, 0.2, START, START + 86400)
+                                      for o in sc.site.filesystems[0].osts])
+    checked = 0
+    for fwd in sc.site.fwd_nodes:
+        for cls in ("Read", "Write"):
+            base = mean_bucket(sc, fwd, cls, "exe")
+            if np.isnan(base):              # no request of that class went through it
+                continue
+            got = mean_bucket(slow, fwd, cls, "exe")
+            print(fwd, cls, round(base, 2), round(got, 2))
+            assert got > base + 0.15, (fwd, cls, base, got)   # measured +0.24 to +0.48
+            checked += 1
+    assert checked >= 2

@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
 
 from lassi.core.config import Site
+from lassi.core.period import minute_bounds
 from lassi.core.schemas import VIEW_TABLES
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
@@ -116,8 +117,8 @@ def has_beacon_data(wh: Warehouse, date: dt.date) -> bool:
 
 def _day_params(date: dt.date) -> dict[str, str]:
     start = dt.datetime.combine(date, dt.time())
-    return {"day_start": f"{start:%Y-%m-%d %H:%M:%S}",
-            "last_minute": f"{start + dt.timedelta(hours=23, minutes=59):%Y-%m-%d %H:%M:%S}",
+    first, last = minute_bounds(date)
+    return {"day_start": first, "last_minute": last,
             "last_hour": f"{start + dt.timedelta(hours=23):%Y-%m-%d %H:%M:%S}",
             "date": date.isoformat()}
 

@@ -17,6 +17,13 @@ def day_bounds(date: dt.date) -> tuple[int, int]:
     return start, start + 86400
 
 
+def minute_bounds(date: dt.date) -> tuple[str, str]:
+    """The date's first and last minute (UTC) as SQL timestamp text, 'YYYY-MM-DD HH:MM:SS'."""
+    first = dt.datetime.combine(date, dt.time())
+    last = first + dt.timedelta(hours=23, minutes=59)
+    return f"{first:%Y-%m-%d %H:%M:%S}", f"{last:%Y-%m-%d %H:%M:%S}"
+
+
 def baseline_period(site: Site, date: dt.date) -> tuple[dt.date, dt.date]:
     """First and last date of the baseline period ending with `date` (inclusive):
     the site's `baseline_days` days (`Site.settings.baseline_period`)."""

@@ -48,7 +48,11 @@ data), so the final OST bytes equal the compute bytes plus the amplification ext
 LWFS server latency model (per forwarding node, per second). A data request occupies one
 of the `threads` server threads for `e = (threads / peak_iops + size × amplification ×
 threads / peak_bw) / slow` (its exe time), `slow` being the capacity factor of an
-injected fault; a metadata request holds a thread a quarter of `threads / peak_iops`, and
+injected fault; a request the forwarding node sends to a slow OST (capacity x factor) holds
+its thread longer by the OST's service time (1/peak_iops + size/peak_bw) x (1/factor - 1)
+per Lustre request, so a slow OST shows as longer execution times at the healthy
+forwarding nodes that use it; a metadata request holds a thread a quarter of
+`threads / peak_iops`, and
 its exe time adds the MDS round trip, which grows with the MDS load of all sources. The
 load ρ = demanded thread time / threads uses the demand of every run in an I/O segment
 (its segment rate, not what it got), so an overloaded or faulty node shows ρ > 1. Waiting
@@ -332,6 +336,9 @@ class BeaconWriter:
         self.bw_ost: dict[str, list] = defaultdict(list)
         self.daily: dict[str, dict[str, np.ndarray]] = {}
         self.faults: list[tuple[int, float, float, float]] = []
+        self.ost_faults: list[tuple[int, float, float, float]] = []
+        self.ost_bw = np.array([fs.ost_peak_bw for fs in site.filesystems for _ in fs.osts])
+        self.ost_iops = np.array([fs.ost_peak_iops for fs in site.filesystems for _ in fs.osts])
         self._day_cache: tuple[int, str] = (-1, "")
 
     # engine sink protocol ----------------------------------------------------------------
@@ -344,6 +351,8 @@ class BeaconWriter:
                        if x < self.traced_fraction}
         self.faults = [(self.fwds.index(f.name), f.factor, f.start, f.end)
                        for f in engine.faults if f.kind == "fwd" and f.name in self.fwds]
+        self.ost_faults = [(self.ost_names.index(f.name), f.factor, f.start, f.end)
+                           for f in engine.faults if f.kind == "ost" and f.name in self.ost_names]
 
     def step(self, t: float, runs: list[Run], counts: np.ndarray) -> None:
         while t >= self.next_sample:
@@ -556,7 +565,9 @@ class BeaconWriter:
             acc.srv_w[f, 0] += per_fwd[:, 0] * (e1 + size * (st.amp - 1) * self.threads
                                                 / self.fwd_bw)
             acc.srv_w[f, 1] += per_fwd[:, 1] * e1
-            self._lustre(st, data, size, t, pair_ops)
+            out = self._lustre(st, data, size, t, pair_ops)
+            if self.ost_faults:
+                self._slow_ost_time(st, out, size, t, acc)
         if st.traced:
             if seg.kind == "meta":
                 i = st.ar[:, None]
@@ -567,8 +578,9 @@ class BeaconWriter:
                 self._trace_data(st, data, size, t, day)
 
     def _lustre(self, st: _RunState, data: list, size: int, t: float,
-                pair_ops: dict[int, np.ndarray] | None = None) -> None:
-        """Split each node's requests over its OSTs; add the (fwd, OST) traffic."""
+                pair_ops: dict[int, np.ndarray] | None = None) -> np.ndarray:
+        """Split each node's requests over its OSTs; add the (fwd, OST) traffic. Returns the
+        Lustre read/write requests per (fwd, OST) key of the run (read-ahead included)."""
         k = st.pair_k
         shift = int(t)
         nk = len(st.key_f)
@@ -590,6 +602,25 @@ class BeaconWriter:
         upd[:, 3:] = out * size
         self.lc[st.key_f, st.key_o] += upd
         self.touched[st.key_f, st.key_o] = True
+        return out
+
+    def _slow_ost_time(self, st: _RunState, out: np.ndarray, size: int, t: float,
+                       acc: _StepAcc) -> None:
+        """A faulty OST (capacity x factor) serves each request 1/factor as slowly: the
+        forwarding node's Lustre client waits that much longer, so the LWFS thread that
+        executes the request is held longer (its exe time grows), by the OST's own service
+        time of a request (1/peak_iops + size/peak_bw) x (1/factor - 1) per Lustre request."""
+        mult = np.ones(len(self.ost_names))
+        for oi, factor, a, b in self.ost_faults:
+            if a <= t < b:
+                mult[oi] *= factor
+        slow = mult[st.key_o] < 1.0
+        if not slow.any():
+            return
+        o = st.key_o[slow]
+        extra = (1.0 / self.ost_iops[o] + size / self.ost_bw[o]) * (1.0 / mult[o] - 1.0)
+        for c in (0, 1):
+            np.add.at(acc.srv_w[:, c], st.key_f[slow], out[slow, c] * extra)
 
     def _trace_data(self, st: _RunState, data: list, size: int, t: float, day: str) -> None:
         base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))

@@ -1,13 +1,14 @@
 """SIOX stage `component_baseline`: the components' knowledge base (SIOX §4.1).
 
-Per day, `component_minute` records what every forwarding node, OST and MDS did each
-minute: bytes and requests moved, the mean request size (its class), how many clients it
-served (its load class), and at a forwarding node the LWFS server's mean execution and
-queueing time of a data request and its queue length. `component_baseline` then holds,
-per component, metric (bw, iops, md_ops, exe_s, wait_s), request-size class and load class,
-the 10th/50th/90th percentiles and the mean over the busy minutes of the baseline period
-(`baseline_days` ending with the date): what the component normally achieves at that load,
-the yardstick a job's causal path is measured against. Both are rewritten per date.
+Per day, `component_minute` records what every forwarding node, OST, MDT and MDS did in
+each interval (a minute; a capture window for Lustre statistics): bytes and requests
+moved, the mean request size (its class), how many clients it served (its load class),
+and at a forwarding node the LWFS server's mean execution and queueing time of a data
+request and its queue length. `component_baseline` then holds, per component, metric (bw,
+iops, md_ops, exe_s, wait_s), request-size class and load class, the 10th/50th/90th
+percentiles and the mean over the busy intervals of the baseline period (`baseline_days`
+ending with the date): what the component normally achieves at that load, the yardstick
+a job's causal path is measured against. Both are rewritten per date.
 
 Observations come from the Beacon layers per minute (raw_ost, raw_lustre_client,
 raw_lwfs_server, raw_mds) and, per capture window, from the OSTs' and MDTs' own Lustre
@@ -25,7 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
-from lassi.core.period import MAX_RUN_DAYS, day_bounds
+from lassi.core.period import MAX_RUN_DAYS, day_bounds, minute_bounds
 from lassi.core.schemas import LOAD_CLASSES, REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
@@ -67,7 +68,7 @@ def has_observations(wh: Warehouse, date: dt.date) -> bool:
 def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> None:
     """The views component_minute.sql reads, over the day's raw layers."""
     spark = wh.spark
-    first, last = _minute_bounds(date)
+    first, last = minute_bounds(date)
     wh.read("raw_ost", [date]).createOrReplaceTempView("cm_ost")
     wh.read("raw_lustre_client", [date]).createOrReplaceTempView("lustre_client")
     spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("cm_fwd_ost")
@@ -90,22 +91,14 @@ def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> None:
                   day_end=end)).createOrReplaceTempView("cm_targets")
 
 
-def _minute_bounds(date: dt.date) -> tuple[str, str]:
-    """First and last minute of the UTC day, as SQL timestamp literals' text."""
-    first = dt.datetime.combine(date, dt.time())
-    last = first + dt.timedelta(days=1) - dt.timedelta(minutes=1)
-    return first.isoformat(sep=" "), last.isoformat(sep=" ")
-
-
 def component_minute(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """component_minute rows of `date` (registers its input views)."""
     register_inputs(wh, site, date)
-    first, last = _minute_bounds(date)
+    first, last = minute_bounds(date)
     size = "(rb + wb) / (ro + wo)"
     return wh.spark.sql(sql("siox/component_minute", size_class=size_class_sql(size),
                             load_class=load_class_sql("clients"), window_s=site.window_s,
-                            day_start=first,
-                            last_minute=last, date=date.isoformat()))
+                            day_start=first, last_minute=last, date=date.isoformat()))
 
 
 def component_baseline(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:

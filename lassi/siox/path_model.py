@@ -50,8 +50,8 @@ def _component(name: str, kind: str, *, host: str | None = None, fs: str | None 
 
 def site_components(site: Site) -> list[tuple]:
     """path_component rows (no date) of the site configuration, compute nodes first."""
-    client = [("application", LWFS_CLIENT if site.has_forwarding else LUSTRE_CLIENT)]
-    rows = [_component(n, "compute", software=list(client[0])) for n in site.compute_nodes]
+    client = ["application", LWFS_CLIENT if site.has_forwarding else LUSTRE_CLIENT]
+    rows = [_component(n, "compute", software=client) for n in site.compute_nodes]
     fwd = site.data.get("forwarding") or {}
     rows += [_component(f, "fwd", bw=site.fwd_peak_bw, iops=float(fwd["peak_iops"]),
                         threads=int(fwd.get("threads", 0)) or None) for f in site.fwd_nodes]
