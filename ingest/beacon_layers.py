@@ -248,19 +248,27 @@ def parse_samples(path: str | Path, source: str, parse_line: LineParser,
     samples: list[Sample] = []
     file = str(path)
     for line_no, line in read_numbered(path, source, q, stats):
-        stats.lines_read += 1
-        try:
-            s = parse_line(line) if line.strip() else None
-            if day is not None and s is not None and s.ts.date() != day:
-                raise ValueError(f"UTC day {s.ts.date()} of the line is not the file's day {day}")
-        except ValueError as exc:
-            stats.lines_quarantined += 1
-            q.append(Quarantined(source, file, line_no, line, str(exc)))
-            continue
-        stats.lines_used += 1
+        s = judge_line(parse_line, source, file, line_no, line, day, q, stats)
         if s is not None:
             samples.append(s)
     return samples, q, stats
+
+
+def judge_line(parse_line: LineParser, source: str, file: str, line_no: int, line: str,
+               day: date | None, q: list[Quarantined], stats: ParseStats) -> Sample | None:
+    """One line's verdict, counted in `stats`: its Sample, None (blank, or quarantined into
+    `q` with the reason; a line of another UTC day than `day` included)."""
+    stats.lines_read += 1
+    try:
+        s = parse_line(line) if line.strip() else None
+        if day is not None and s is not None and s.ts.date() != day:
+            raise ValueError(f"UTC day {s.ts.date()} of the line is not the file's day {day}")
+    except ValueError as exc:
+        stats.lines_quarantined += 1
+        q.append(Quarantined(source, file, line_no, line, str(exc)))
+        return None
+    stats.lines_used += 1
+    return s
 
 
 def read_seed(prev: str | Path | None, source: str, parse_line: LineParser,

@@ -22,7 +22,31 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lassi.ingest.beacon_layers import MAX_LONG, Sample, parse_samples, parse_utc, site_names
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest.beacon_layers import (
+    MAX_LONG,
+    Sample,
+    judge_line,
+    parse_samples,
+    parse_utc,
+    site_names,
+)
+from lassi.ingest.columnar import (
+    PRINTABLE_RE,
+    Fields,
+    NotFast,
+    all_of,
+    line_blocks,
+    matches,
+    names_of,
+    on_day,
+    row_schema,
+    rows_table,
+    slow_lines,
+    utc_micros,
+    when,
+)
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -114,3 +138,96 @@ def parse_file(path: str | Path, site: Site | None = None, prev: str | Path | No
         rows.append(s.row)
     stats.rows = len(rows)
     return rows, q, stats
+
+
+# --------------------------------------------------------------------------- fast path
+def _number(arr: pa.Array, minimum: int = 0) -> pa.BooleanArray:
+    """ASCII decimal of at most 18 digits (always a LongType), >= 1 when `minimum`."""
+    ok = all_of(pc.ascii_is_decimal(arr), pc.less_equal(pc.utf8_length(arr), 18))
+    if minimum:
+        ok = all_of(ok, pc.greater(pc.utf8_length(pc.utf8_ltrim(arr, "0")), 0))
+    return ok
+
+
+def _count(arr: pa.Array, prefix: bool) -> pa.BooleanArray:
+    """A count token: `count=<n>` (or a bare `<n>` too when not `prefix`), n >= 1."""
+    has = pc.fill_null(pc.starts_with(arr, "count="), False)
+    bare = pc.utf8_slice_codeunits(arr, 6) if prefix else when(has, pc.utf8_slice_codeunits(
+        arr, 6), arr)
+    return all_of(has if prefix else pc.is_valid(arr), _number(bare, 1))
+
+
+def _fast_block(f: Fields, day: date | None, names: dict[str, str], file: str,
+                schema: pa.Schema) -> tuple[pa.BooleanArray, pa.Table]:
+    """The lines of a block the strict grammar covers (mask) and their rows.
+
+    Strict grammar: printable ASCII fields one space apart; `<ip> <UTC>Z <OP> <fd>` then,
+    for READ/WRITE, `<offset> <size> [[count=]<n>]`, otherwise `[path=<p>] [count=<n>]`
+    (an fd holding `path=` or starting with `count=`, LSEEK offsets, paths with spaces or
+    non-ASCII bytes, and every malformed line are left to `line_parser`)."""
+    n = f.n
+    ip, ts_text, op, fd, a4, a5, a6 = (f.field(i) for i in range(7))
+    ts = utc_micros(ts_text)
+    data = pc.fill_null(pc.is_in(op, value_set=pa.array(sorted(DATA_OPS))), False)
+    data_ok = all_of(data, pc.or_(pc.equal(n, 6), pc.equal(n, 7)), _number(a4), _number(a5),
+                     pc.or_(pc.equal(n, 6), _count(a6, prefix=False)))
+    path = all_of(pc.starts_with(a4, "path="), pc.greater(pc.utf8_length(a4), 5))
+    four = pc.equal(n, 4)
+    five = all_of(pc.equal(n, 5), pc.or_(path, _count(a4, prefix=True)))
+    six = all_of(pc.equal(n, 6), path, _count(a5, prefix=True))
+    meta_ok = all_of(pc.invert(data), pc.invert(matches(fd, r"^count=|path=")),
+                     pc.or_(pc.or_(four, five), six))
+    fast = all_of(matches(f.lines, PRINTABLE_RE), matches(op, _OP.pattern.join("^$")),
+                  pc.is_valid(ts), on_day(ts, day), pc.or_(data_ok, meta_ok))
+    ip, ts, op, fd, a4, a5, a6, n, data = (pc.filter(a, fast)
+                                           for a in (ip, ts, op, fd, a4, a5, a6, n, data))
+    null = pa.scalar(None, pa.int64())
+    count = when(data, when(pc.equal(n, 7), a6, "1"),
+                 when(pc.equal(n, 6), a5,
+                      when(pc.starts_with(a4, "count="), a4, "1")))
+    count = pc.cast(pc.replace_substring_regex(count, "^count=", ""), pa.int64())
+    cols = {
+        "node": names_of(ip, names), "ip": ip, "ts": ts, "op": op, "fd": fd,
+        "offset": when(data, pc.cast(when(data, a4, "0"), pa.int64()), null),
+        "size": when(data, pc.cast(when(data, a5, "0"), pa.int64()), null),
+        "count": count,
+        "path": when(pc.starts_with(a4, "path="), pc.utf8_slice_codeunits(a4, 5),
+                     pa.scalar(None, pa.string())),
+        "file": pa.repeat(pa.scalar(file, pa.string()), len(ip)),
+    }
+    return fast, pa.Table.from_arrays([cols[c].cast(schema.field(c).type)
+                                       for c in schema.names], schema=schema)
+
+
+def parse_file_arrow(path: str | Path, site: Site | None = None,
+                     prev: str | Path | None = None, day: date | None = None
+                     ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """`parse_file` with the columnar fast path (`lassi.ingest.columnar`): the same rows,
+    as an Arrow table of `row_schema("raw_lwfs_trace")`; lines outside the strict grammar
+    go through `line_parser`, an unreadable file through `parse_file` as a whole."""
+    schema = row_schema("raw_lwfs_trace")
+    names = site_names(site)
+    parse = line_parser(names)
+    file = str(path)
+    stats = ParseStats(SOURCE, files=1)
+    q: list[Quarantined] = []
+    tables, slow = [], []
+    first = 1
+    try:
+        for lines in line_blocks(path):
+            fast, table = _fast_block(Fields(lines), day, names, file, schema)
+            tables.append(table)
+            stats.lines_read += table.num_rows
+            stats.lines_used += table.num_rows
+            for line_no, line in slow_lines(lines, fast, first):
+                s = judge_line(parse, SOURCE, file, line_no, line, day, q, stats)
+                if s is not None:
+                    s.row["file"] = file
+                    slow.append(s.row)
+            first += len(lines)
+    except NotFast:
+        rows, q, stats = parse_file(path, site, prev, day)
+        return rows_table(rows, schema), q, stats
+    out = pa.concat_tables([*tables, rows_table(slow, schema)])
+    stats.rows = out.num_rows
+    return out, q, stats

@@ -61,7 +61,7 @@ from lassi.core.warehouse import Warehouse
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
 # Beacon layer -> (table, parse_file(path, site, prev, day))
 BEACON: dict[str, tuple[str, Callable]] = {
-    "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file),
+    "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file_arrow),
     "lwfs-server": ("raw_lwfs_server", lwfs_server.parse_file),
     "lustre-client": ("raw_lustre_client", beacon_layers.parse_lustre_client),
     "ost": ("raw_ost", beacon_layers.parse_ost),
@@ -74,7 +74,6 @@ SOURCES = ["lustre", *SCHEDULER, *BEACON, *TOKIO]
 URI_SCHEMES = ("mysql://",)   # inputs that are not paths (a live LMT database)
 # (file, previous-day file or None, the UTC day the file holds or None)
 BeaconTask = tuple[str, str | None, dt.date | None]
-_EPOCH, _US = dt.datetime(1970, 1, 1), dt.timedelta(microseconds=1)
 # a quarantined line as the executors send it (Lustre: a row; Beacon: JSON in the wire
 # rows' `aux`)
 _Q_FIELDS = StructType([StructField(n, IntegerType() if n == "line_no" else StringType())
@@ -181,7 +180,7 @@ def _balanced(tasks: list[BeaconTask], n: int) -> list[list[BeaconTask]]:
 def _wire_schema(table: str) -> StructType:
     """What the executors emit for a Beacon table: `tag` ('r' a row, 'q' a quarantined line,
     's' a file's stats), the table's columns (nullable, no date; timestamps as epoch
-    microseconds, much cheaper to hand to the JVM than datetimes) and `aux` (JSON of q/s)."""
+    microseconds) and `aux` (JSON of q/s)."""
     cols = [StructField(f.name, LongType() if isinstance(f.dataType, TimestampType)
                         else f.dataType, True)
             for f in schema_of(table).fields if f.name != "date"]
@@ -189,31 +188,40 @@ def _wire_schema(table: str) -> StructType:
                        StructField("aux", StringType(), True)])
 
 
-def _micros(ts: dt.datetime | None) -> int | None:
-    """Epoch microseconds of a naive UTC datetime."""
-    return None if ts is None else (ts - _EPOCH) // _US
+def _beacon_batches(batches, source: str, site: Site):
+    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) of one layer;
+    emit rows, quarantine and stats as Arrow wire batches (no Python object per row for
+    the columnar parsers)."""
+    import pyarrow as pa
+    from lassi.ingest.columnar import row_schema, rows_table
 
-
-def _beacon_partition(bins, source: str, site: Site):
-    """Executor side: parse one layer's files; emit rows, quarantine and stats as wire rows."""
     table, parse = BEACON[source]
-    fields = schema_of(table).fieldNames()[:-1]
-    times = [f.name for f in schema_of(table).fields if isinstance(f.dataType, TimestampType)]
-    blank = (None,) * len(fields)
-    for tasks in bins:
-        for f, prev, day in tasks:
-            rows, qs, st = parse(f, site, prev, day)
-            for r in rows:
-                for k in times:
-                    r[k] = _micros(r[k])
-                yield ("r", *[r[k] for k in fields], None)
-            for q in qs:
-                yield ("q", *blank, json.dumps({"source": q.source, "file": q.file,
-                                                "line_no": q.line_no, "raw": q.raw,
-                                                "reason": q.reason}))
-            yield ("s", *blank, json.dumps([st.files, st.lines_read, st.lines_used,
-                                            st.lines_quarantined, st.rows, st.counter_resets,
-                                            st.extra]))
+    rows_schema = row_schema(table)
+    wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
+                      pa.field("aux", pa.string())])
+
+    def side(tag: str, aux: list[str]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(
+            [pa.array([tag] * len(aux), pa.string()),
+             *[pa.nulls(len(aux), f.type) for f in rows_schema], pa.array(aux, pa.string())],
+            schema=wire)
+
+    for batch in batches:
+        for tasks in batch.column(0).to_pylist():
+            for f, prev, day in json.loads(tasks):
+                rows, qs, st = parse(f, site, prev, day and dt.date.fromisoformat(day))
+                t = rows if isinstance(rows, pa.Table) else rows_table(rows, rows_schema)
+                for b in t.to_batches():
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
+                         pa.nulls(b.num_rows, pa.string())], schema=wire)
+                if qs:
+                    yield side("q", [json.dumps({"source": q.source, "file": q.file,
+                                                 "line_no": q.line_no, "raw": q.raw,
+                                                 "reason": q.reason}) for q in qs])
+                yield side("s", [json.dumps([st.files, st.lines_read, st.lines_used,
+                                             st.lines_quarantined, st.rows, st.counter_resets,
+                                             st.extra])])
 
 
 def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
@@ -228,9 +236,10 @@ def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[Beaco
     sc = spark.sparkContext
     table = BEACON[source][0]
     bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
-    rdd = sc.parallelize(bins, len(bins)).mapPartitions(
-        lambda it: _beacon_partition(it, source, site))
-    wire = (spark.createDataFrame(rdd, _wire_schema(table), verifySchema=False)
+    jobs = [(json.dumps([(f, prev, day and day.isoformat()) for f, prev, day in b]),)
+            for b in bins]
+    inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
+    wire = (inp.mapInArrow(lambda it: _beacon_batches(it, source, site), _wire_schema(table))
             .persist(StorageLevel.MEMORY_AND_DISK))
     cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
             else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]

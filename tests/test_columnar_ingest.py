@@ -1,0 +1,173 @@
+"""The columnar fast path of the LWFS client trace equals the line-by-line parser.
+
+`lwfs_client.parse_file_arrow` takes only the lines its strict grammar covers and hands
+every other line to `line_parser`; these tests feed both parsers the same files (clean,
+awkward, broken, gzipped, truncated, split across read blocks) and require the same rows,
+the same quarantined lines with the same reasons and the same accounting. Pure Python.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import random
+
+import pyarrow as pa
+import pytest
+from lassi.ingest import columnar, lwfs_client
+from lassi.ingest.columnar import row_schema, rows_table, utc_micros
+
+from lassi.core.config import load_site
+
+DAY = dt.date(2018, 9, 10)
+IP = "20.0.8.17"
+GOOD = [
+    f"{IP} 2018-09-10T06:16:52.125Z OPEN 0x1200bd3f0 path=/User146/65968/-11607",
+    f"{IP} 2018-09-10T06:16:52.127Z WRITE 0x1200bd3f0 0 524288",
+    f"{IP} 2018-09-10T06:16:52.131Z WRITE 0x1200bd3f0 524288 524288 458",
+    f"{IP} 2018-09-10T06:16:53.002Z READ 0x1200bd3f0 0 131072 count=16",
+    f"{IP} 2018-09-10T06:16:53.100Z STAT 0x1200bd3f0 path=/User146/a count=3",
+    f"{IP} 2018-09-10T06:16:53.200Z UNLINK 0x1200bd3f0 count=7",
+    f"{IP} 2018-09-10T06:16:53.410Z CLOSE 0x1200bd3f0",
+    f"{IP} 2018-09-10T06:16:53.410123Z CLOSE 0x2",
+    f"{IP} 2018-09-10T06:16:54Z MKDIR 0x3 path=/a/path=b count=0002",
+    "99.9.9.9 2018-09-10T06:16:54.000Z WRITE 0x1 4096 4096 count=2",
+]
+# lines the strict grammar leaves to the line parser: valid ones (spaces in paths, LSEEK
+# offsets, tabs, no fd) and broken ones (each with its own quarantine reason)
+AWKWARD = [
+    f"{IP} 2018-09-10T06:16:55.000Z STAT 0x1 path=/User146/a dir count=3",
+    f"{IP} 2018-09-10T06:16:55.000Z LSEEK 0x1 4096",
+    f"{IP}\t2018-09-10T06:16:55.000Z  READ 0x1 0 4096",
+    f"{IP} 2018-09-10T06:16:55.000Z SYNC",
+    f"{IP} 2018-09-10T06:16:55.000Z OPEN 0x1 path=/données/é",
+    f"{IP} 2018-09-10T06:16:55.000Z OPEN xpath=1 path=/a",
+    f"{IP} 2018-09-10T06:16:55.5Z READ 0x1 0 1",
+    "",
+    "   ",
+    f"{IP} 2018-09-10T06:16:55.000Z READ 0x1 0 4096 0",
+    f"{IP} 2018-09-10T06:16:55.000Z READ 0x1 0 4096 count=0",
+    f"{IP} 2018-09-10 06:16:55 READ 0x1 0 4096 1",
+    f"{IP} 2018-09-10T06:16:55.000Z READ 0x1 0",
+    f"{IP} 2018-09-10T06:16:55.000Z read 0x1 0 1 1",
+    f"{IP} 2018-09-10T06:16:55.000Z OPEN 0x1 junk",
+    f"{IP} 2018-09-11T00:00:01.000Z WRITE 0x1 0 1 1",
+    f"{IP} 2018-02-30T00:00:01.000Z WRITE 0x1 0 1 1",
+    f"{IP} 2018-09-10T23:59:60.000Z WRITE 0x1 0 1 1",
+    f"{IP} 2018-09-10T24:00:00.000Z WRITE 0x1 0 1 1",
+    f"{IP} 2018-09-10T06:16:55.000Z WRITE 0x1 99999999999999999999 1",
+    f"{IP} 2018-09-10T06:16:55.000Z WRITE 0x1 9223372036854775807 1",
+    f"{IP} 2018-09-10T06:16:55.000Z WRITE 0x1 -1 1",
+    f"{IP} 2018-09-10T06:16:55.000Z OPEN 0x1 path=",
+    f"{IP} 2018-09-10T06:16:55.000Z OPEN count=4",
+    "\x00\x01 garbage \ufffd",
+]
+
+
+@pytest.fixture(scope="module")
+def site():
+    return load_site("taihulight")
+
+
+def both(path, site, day=DAY):
+    """(fast, reference) results, rows as sorted tuples of the Arrow row schema."""
+    fast_rows, fq, fs = lwfs_client.parse_file_arrow(path, site, None, day)
+    ref_rows, rq, rs = lwfs_client.parse_file(path, site, None, day)
+    schema = row_schema("raw_lwfs_trace")
+    ref = rows_table(ref_rows, schema)
+    assert fast_rows.schema == schema
+    key = lambda r: tuple("" if v is None else str(v) for v in r.values())  # noqa: E731
+    return ((sorted(fast_rows.to_pylist(), key=key), fq, fs),
+            (sorted(ref.to_pylist(), key=key), rq, rs))
+
+
+def same(path, site, day=DAY):
+    fast, ref = both(path, site, day)
+    assert fast[0] == ref[0]
+    assert [(q.line_no, q.raw, q.reason) for q in fast[1]] == \
+        [(q.line_no, q.raw, q.reason) for q in ref[1]]
+    assert fast[2] == ref[2]
+    assert fast[2].lines_read == fast[2].lines_used + fast[2].lines_quarantined
+    return fast
+
+
+def test_utc_micros_rejects_what_python_rejects():
+    text = pa.array(["2018-09-10T06:16:52Z", "2018-09-10T06:16:52.125Z",
+                     "2018-09-10T06:16:52.125001Z", "2024-02-29T23:59:59.999Z",
+                     "2018-02-30T00:00:00Z", "2018-09-10T23:59:60Z", "2018-09-10T24:00:00Z",
+                     "0000-01-01T00:00:00Z", "2018-09-10T06:16:52.1Z", "junk", None])
+    base = 1536560212 * 10**6                     # 2018-09-10T06:16:52Z, by hand
+    leap = (dt.datetime(2024, 2, 29, 23, 59, 59, 999000) - dt.datetime(1970, 1, 1))
+    assert utc_micros(text).to_pylist() == [
+        base, base + 125000, base + 125001, leap // dt.timedelta(microseconds=1),
+        None, None, None, None, None, None, None]
+
+
+def test_clean_lines_all_take_the_fast_path(tmp_path, site):
+    path = tmp_path / "clean.log"
+    path.write_text("\n".join(GOOD) + "\n")
+    rows, q, stats = same(path, site)
+    assert (stats.lines_read, stats.rows, len(q)) == (10, 10, 0)
+    first = next(r for r in rows if r["op"] == "MKDIR")
+    assert (first["node"], first["path"], first["count"]) == ("cn00017", "/a/path=b", 2)
+    # by hand: 2018-09-10T06:16:54Z
+    assert first["ts"] == 1536560214 * 10**6
+
+
+def test_strict_grammar_takes_good_lines_only(site):
+    schema = row_schema("raw_lwfs_trace")
+    for lines, want in ((GOOD, True), (AWKWARD, False)):
+        fields = columnar.Fields(pa.array(lines, pa.string()))
+        fast, table = lwfs_client._fast_block(fields, DAY, site.nid_map, "f", schema)
+        assert fast.to_pylist() == [want] * len(lines)
+        assert table.num_rows == (len(lines) if want else 0)
+
+
+def test_awkward_and_broken_lines_match_the_line_parser(tmp_path, site):
+    path = tmp_path / "mixed.log"
+    lines = GOOD + AWKWARD
+    random.Random(7).shuffle(lines)
+    path.write_text("\r\n".join(lines) + "\r\n")
+    rows, q, stats = same(path, site)
+    assert stats.lines_read == len(lines)
+    assert len(q) == 14          # by hand: AWKWARD from "READ ... 0" on, less MAX_LONG and count=4
+
+
+def test_lone_carriage_returns_and_no_final_newline(tmp_path, site):
+    path = tmp_path / "cr.log"
+    path.write_bytes(("\r".join(GOOD[:4]) + "\n" + "\n".join(GOOD[4:])).encode())
+    rows, q, stats = same(path, site)
+    assert (stats.lines_read, stats.rows) == (10, 10)
+
+
+def test_blocks_split_lines_anywhere(tmp_path, site, monkeypatch):
+    path = tmp_path / "blocks.log"
+    path.write_text("\n".join((GOOD + AWKWARD) * 5))
+    for size in (7, 64, 1000):
+        monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        same(path, site)
+
+
+def test_gzip_and_truncated_gzip(tmp_path, site):
+    text = ("\n".join(GOOD * 200) + "\n").encode()
+    gz = tmp_path / "t.log.gz"
+    gz.write_bytes(gzip.compress(text))
+    rows, q, stats = same(gz, site)
+    assert stats.rows == 2000
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gz.read_bytes()[: len(gz.read_bytes()) // 2])
+    rows, q, stats = same(cut, site)               # the whole file by the line parser
+    assert q[-1].reason.startswith("read error after line")
+    assert 0 < stats.rows < 2000
+
+
+def test_invalid_utf8_and_empty_file(tmp_path, site):
+    bad = tmp_path / "bad.log"
+    bad.write_bytes(GOOD[0].encode() + b"\n" + GOOD[1].encode()[:-3] + b"\xff\xfe\n" +
+                    GOOD[2].encode() + b"\n")
+    rows, q, stats = same(bad, site)
+    assert (stats.rows, len(q)) == (2, 1)
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    rows, q, stats = same(empty, site)
+    assert (stats.lines_read, stats.rows) == (0, 0)
