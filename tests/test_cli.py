@@ -9,7 +9,7 @@ from lassi.cli.main import main
 
 SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo",
                "compress-trace", "summarize-job", "bad-ost", "scoreboard", "umami", "correlate",
-               "archive-lmt"]
+               "archive-lmt", "why"]
 
 
 @pytest.mark.parametrize("cmd", SUBCOMMANDS)
@@ -40,8 +40,8 @@ def test_wrong_path_is_one_line(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [
-    ["summarize-job", "123"], ["umami", "123"], ["scoreboard", "--from", "2017-10-10",
-                                                 "--to", "2017-10-10"]])
+    ["summarize-job", "123"], ["umami", "123"], ["why", "123"],
+    ["scoreboard", "--from", "2017-10-10", "--to", "2017-10-10"]])
 def test_tokio_tools_name_a_missing_warehouse(argv, capsys, tmp_path):
     rc = main([*argv, "--warehouse", str(tmp_path / "nowhere")])
     err = capsys.readouterr().err.strip().splitlines()

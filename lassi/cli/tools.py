@@ -1,5 +1,6 @@
 """The tool commands: `archive-lmt`, `bad-ost`, `scoreboard`, `correlate`, `summarize-job`,
-`umami` (TOKIO), `compress-trace` (Beacon) and `sql` (any table, as a view)."""
+`umami` (TOKIO), `why` (every layer), `compress-trace` (Beacon) and `sql` (any table, as a
+view)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lassi.cli.args import (
     add_period,
     add_site,
     add_warehouse,
+    date_arg,
     existing_warehouse,
     open_warehouse,
     period,
@@ -93,6 +95,16 @@ def add_commands(sub) -> None:
     add_warehouse(um)
     add_site(um)
     um.set_defaults(func=cmd_umami)
+
+    wy = sub.add_parser("why", help="why was this job slow, and what should be done? ranked "
+                        "causes from every layer (SIOX causal path, Beacon, LASSi, TOKIO)")
+    wy.add_argument("job_id", metavar="JOBID")
+    wy.add_argument("--date", type=date_arg, default=None,
+                    help="the job's start day (default: looked up)")
+    wy.add_argument("--json", action="store_true", help="print one JSON object")
+    add_warehouse(wy)
+    add_site(wy)
+    wy.set_defaults(func=cmd_why)
 
     c = sub.add_parser("compress-trace", help="first-pass compress an LWFS client trace: "
                        "stdin -> stdout (Beacon, per compute node)")
@@ -219,6 +231,21 @@ def cmd_umami(args) -> int:
     site = site_of(args)
     wh = open_warehouse(args, "umami")
     print(write_umami(wh, site, args.job_id, Path(args.out), args.days).resolve())
+    return 0
+
+
+def cmd_why(args) -> int:
+    """Ranked causes of one job's lost time, as text or JSON."""
+    existing_warehouse(args.warehouse)
+    site = site_of(args)
+    from lassi.tools.why import WhyError, diagnose, format_text
+
+    wh = open_warehouse(args, "why")
+    try:
+        d = diagnose(wh, site, args.job_id, args.date)
+    except WhyError as exc:
+        raise CliError(str(exc)) from None
+    print(json.dumps(d.as_json(), indent=2) if args.json else format_text(d))
     return 0
 
 

@@ -90,7 +90,8 @@ class Thresholds:
     """`thresholds:`. LASSi: alpha, slowdown_factor. Beacon: high_mdops, phases (dbscan_*,
     perf_vector_intervals), component anomalies (anomaly_*, large_job_nodes,
     dbscan_straggler), alerts (alert_after_hours) and the system views (optional:
-    cache_thrashing_factor, write_amplification_factor, fwd_load_bands)."""
+    cache_thrashing_factor, write_amplification_factor, fwd_load_bands) and the SIOX
+    pinpoint (optional: pinpoint_min_excess)."""
 
     alpha: float
     slowdown_factor: float
@@ -106,6 +107,7 @@ class Thresholds:
     dbscan_straggler: Dbscan
     cache_thrashing_factor: float = 2.0
     write_amplification_factor: float = 1.2
+    pinpoint_min_excess: float = 0.5   # SIOX pinpoint: a fault slows requests by >= 50 %
     fwd_load_bands: tuple[tuple[str, float], ...] = FWD_LOAD_BANDS
 
 
@@ -233,7 +235,7 @@ def _thresholds(data: Mapping, src: str) -> Thresholds:
     straggler = _dbscan(th, "dbscan_straggler", where)
     one_stage = _dbscan(th, "dbscan_one_stage", where, fallback="dbscan_stage1")
     optional = {}
-    for k in ("cache_thrashing_factor", "write_amplification_factor"):
+    for k in ("cache_thrashing_factor", "write_amplification_factor", "pinpoint_min_excess"):
         if th.get(k) is not None:
             number(th, k, where)
             optional[k] = float(th[k])

@@ -32,6 +32,7 @@ STAGES: dict[str, str] = {
     "job_metrics": "lassi.tokio.job_metrics:build_job_metrics",
     "io_path": "lassi.siox.path_model:build_io_path",
     "component_baseline": "lassi.siox.knowledge:build_component_baseline",
+    "job_path": "lassi.siox.job_path:build_job_path",
 }
 
 

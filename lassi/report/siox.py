@@ -41,6 +41,7 @@ def siox_section(wh: Warehouse, site: Site, date) -> str:
            html_table(["level", "component", "count", "software layers", "peak bandwidth",
                        "peak IOPS / metadata ops/s"], rows)]
     out.append(_knowledge_html(wh, date))
+    out.append(_faults_html(wh, date))
     return "\n".join(out)
 
 
@@ -64,3 +65,25 @@ def _knowledge_html(wh: Warehouse, date) -> str:
     return head + html_table(["component", "observed", "busy minutes", "today's max",
                               "median bw", "p90 bw", "LWFS exe time", "metadata ops/s",
                               "baseline since"], rows)
+
+
+def _faults_html(wh: Warehouse, date) -> str:
+    head = ("<h3>Components at fault</h3><p>Forwarding nodes and OSTs whose slowness explains "
+            "the forwarding nodes' LWFS execution times beyond their knowledge base, hour by "
+            "hour (<code>component_pinpoint</code>), and the time the jobs whose causal path "
+            "runs through them lost there (<code>job_path</code>). Slowdown: how much longer "
+            "than normal a request entirely through the component took.</p>")
+    if not wh.has("component_pinpoint", date):
+        return head + "<p class='note'>No component pinpointed for this day.</p>"
+    wh.read("component_pinpoint", date).createOrReplaceTempView("rs_pinpoint")
+    wh.read("job_path", date).createOrReplaceTempView("rs_job_path")
+    kinds = {"fwd": "forwarding node", "ost": "OST"}
+    rows = [[td(esc(r["component"])), td(esc(kinds.get(r["kind"], r["kind"]))),
+             td(", ".join(f"{h:%H}h" for h in r["named"])), td(integer(r["hours"]), "num"),
+             td(f"{1 + r['max_beta']:.1f}×", "num"), td(f"{100 * r['explained']:.0f} %", "num"),
+             td(integer(r["jobs"]), "num"), td(f"{r['lost_s'] / 60:.1f}", "num"),
+             td(esc(r["worst_job"] or "–"))]
+            for r in wh.spark.sql(sql("report/siox_faults")).collect()]   # one per component
+    return head + html_table(["component", "kind", "hours named (UTC)", "hours", "max slowdown",
+                              "excess explained", "jobs slowed", "job time lost (min)",
+                              "most slowed job"], rows)

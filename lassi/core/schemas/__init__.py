@@ -71,6 +71,8 @@ from lassi.core.schemas.risk import (
 from lassi.core.schemas.siox import (
     COMPONENT_BASELINE,
     COMPONENT_MINUTE,
+    COMPONENT_PINPOINT,
+    JOB_PATH,
     LOAD_CLASSES,
     PATH_COMPONENT,
     PATH_EDGE,
@@ -152,6 +154,8 @@ REGISTRY: dict[str, Table] = {
     "component_baseline": Table(COMPONENT_BASELINE, "siox",
                                 f"{_S}.knowledge:build_component_baseline",
                                 "siox/component_baseline.sql"),
+    "component_pinpoint": Table(COMPONENT_PINPOINT, "siox", f"{_S}.job_path:build_job_path"),
+    "job_path": Table(JOB_PATH, "siox", f"{_S}.job_path:build_job_path", "siox/job_path.sql"),
 }
 
 TABLES: dict[str, StructType] = {name: t.schema for name, t in REGISTRY.items()}
@@ -172,7 +176,8 @@ def without_date(schema: StructType) -> StructType:
 
 __all__ = [
     "ALERT", "ALL_COUNTERS", "ANOMALY", "APP_HOUR", "APP_RUN", "BEACON_MDS_OPS",
-    "COMPONENT_ANOMALY", "COMPONENT_BASELINE", "COMPONENT_MINUTE", "LOAD_CLASSES", "PATH_COMPONENT",
+    "COMPONENT_ANOMALY", "COMPONENT_BASELINE", "COMPONENT_MINUTE", "COMPONENT_PINPOINT",
+    "JOB_PATH", "LOAD_CLASSES", "PATH_COMPONENT",
     "PATH_EDGE", "DARSHAN_FILE", "DARSHAN_JOB", "FS_BASELINE", "FS_HOUR", "FWD_MAP",
     "INGEST_LOG", "INTERFERENCE", "IO_PHASE", "JOB_METRICS", "JOB_SUMMARY", "JOB_TIMESERIES",
     "LATENCY_BUCKETS", "LMT_MDS", "LMT_OST", "MDS_COUNTERS", "MDS_OP_NAMES", "NODE_WINDOW",

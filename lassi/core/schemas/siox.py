@@ -8,6 +8,9 @@
 - `component_baseline` (SIOX §4.1, the knowledge base): per component, metric, request-size
   class and load class, the percentiles of `component_minute` over the baseline period;
   what "slow" is measured against.
+- `component_pinpoint` (SIOX §4.4, §6): per hour, the components whose slowness explains the
+  forwarding nodes' excess service time (lassi.siox.pinpoint).
+- `job_path`: each job's causal path per minute and hop, with the time it lost there.
 """
 
 from __future__ import annotations
@@ -88,3 +91,42 @@ COMPONENT_BASELINE = StructType([
 
 # Load classes: how many distinct clients a component served in an interval.
 LOAD_CLASSES = [(1, "1"), (2, "2-3"), (4, "4-7"), (8, "8-15"), (16, "16+")]
+
+COMPONENT_PINPOINT = StructType([
+    field("hour", TimestampType(), False),    # the period the fit covers (UTC hour)
+    field("component", StringType(), False),  # a forwarding node or OST
+    field("kind", StringType(), False),       # fwd | ost
+    field("beta", DoubleType(), False),       # excess service time of a request through it
+                                           # (0.5: 50 % slower than its knowledge base)
+    field("explained", DoubleType(), False),  # fraction of the hour's squared excess it removes
+    field("n_obs", IntegerType(), False),     # forwarding-node minutes it touched
+    field("rank", IntegerType(), False),      # 1 = found first (explains most)
+    DATE,
+])
+
+JOB_PATH = StructType([
+    field("job_id", StringType(), False),
+    field("ts", TimestampType(), False),      # minute (UTC)
+    field("layer", StringType(), False),      # compute | forwarding | ost | mds
+    field("component", StringType(), False),  # node, forwarding node, OST or MDS name
+    field("kind", StringType(), False),       # compute | fwd | ost | mdt
+    field("read_bytes", DoubleType(), False),  # the job's bytes through the hop
+    field("write_bytes", DoubleType(), False),
+    field("ops", DoubleType(), False),        # data requests (RPCs below the compute layer)
+    field("md_ops", DoubleType(), False),
+    field("share", DoubleType()),             # the job's share of the component's load
+    field("attribution", StringType(), False),  # exact (own trace) | share (profiles' rule)
+    field("comp_bw", DoubleType()),           # the component's bytes/s in the minute
+    field("base_bw", DoubleType()),           # its knowledge base's median at that load
+    field("comp_iops", DoubleType()),
+    field("base_iops", DoubleType()),
+    field("lat_s", DoubleType()),             # fwd: mean LWFS execution + queueing time
+    field("base_lat_s", DoubleType()),        # fwd: knowledge base's median of the same
+    field("rate_ratio", DoubleType()),        # observed / normal (fwd: base_lat / lat;
+                                           # OST/MDS: bw / base bw, weak: demand-limited)
+    field("spent_s", DoubleType()),           # fwd: the job's requests x lat / threads
+    field("expected_s", DoubleType()),        # fwd: the same at the baseline's median
+    field("lost_s", DoubleType(), False),     # seconds lost to this component being at fault
+    field("lost_load_s", DoubleType()),       # fwd: excess not explained by a fault (load)
+    DATE,
+])

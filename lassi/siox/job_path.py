@@ -1,0 +1,121 @@
+"""SIOX stage `job_path`: each job's causal I/O path and where it lost time (SIOX §4.4, §6).
+
+Per day, for a site with forwarding nodes:
+
+1. every component's minute next to its knowledge base (sql/siox/steps/component_state.sql:
+   `component_minute` with the `component_baseline` median at the same request-size and
+   load class);
+2. the pinpoint (`lassi.siox.pinpoint`, applyInPandas per hour): which forwarding nodes
+   and OSTs explain the forwarding nodes' excess LWFS service time that hour →
+   `component_pinpoint`;
+3. per job, minute and hop (compute node, forwarding node, OST, MDS) the job's bytes and
+   requests there, the component's rate against its baseline and, at forwarding nodes,
+   the time its requests spent in service against the time the baseline predicts; the
+   excess is divided among the hour's pinpointed faults on the job's path and load →
+   `job_path` (sql/siox/job_path.sql).
+
+Job hops come from `job_timeseries` (the Beacon profiles' share rule for forwarding, OST
+and MDS bytes: column `attribution`), so `job_path` of a date holds the jobs that started
+that day; minutes after midnight have no component state yet (their component_minute is
+the next date's) and carry no lost time. A site without forwarding nodes (ARCHER) has no
+LWFS service times: `job_path` is not built there yet (the note says so).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+from pyspark.sql import DataFrame
+
+from lassi.core.config import Site
+from lassi.core.schemas import schema_of
+from lassi.core.sqltext import sql
+from lassi.core.views import scoped
+from lassi.core.warehouse import Warehouse
+from lassi.siox.pinpoint import pinpoint
+
+PIN_COLS = [f.name for f in schema_of("component_pinpoint").fields if f.name != "date"]
+
+
+def _pinpoint_hour(min_excess: float):
+    """applyInPandas function: one hour's observations -> its component_pinpoint rows."""
+
+    def fit(pdf: pd.DataFrame) -> pd.DataFrame:
+        obs = pdf.drop_duplicates(["fwd", "minute"])[["fwd", "minute", "excess"]]
+        obs = obs.reset_index(drop=True)
+        key = {(f, m): i for i, (f, m) in enumerate(zip(obs["fwd"], obs["minute"],
+                                                        strict=True))}
+        sh = pdf.dropna(subset=["ost"])
+        shares = pd.DataFrame({"i": [key[(f, m)] for f, m in zip(sh["fwd"], sh["minute"],
+                                                                  strict=True)],
+                               "ost": sh["ost"].to_numpy(), "share": sh["share"].to_numpy()})
+        faults = pinpoint(obs, shares, min_excess)
+        hour = pdf["hour"].iloc[0]
+        return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k)
+                             for k, f in enumerate(faults, 1)], columns=PIN_COLS)
+
+    return fit
+
+
+def register_inputs(wh: Warehouse, date: dt.date) -> None:
+    """The views of sql/siox/job_path.sql and its steps, over `date`."""
+    spark = wh.spark
+    wh.read("component_minute", [date]).createOrReplaceTempView("jp_minute")
+    wh.read("component_baseline", [date]).createOrReplaceTempView("jp_baseline")
+    spark.sql(sql("siox/steps/component_state")).createOrReplaceTempView("jp_state")
+    wh.read("raw_lustre_client", [date]).createOrReplaceTempView("lustre_client")
+    spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("jp_fwd_ost")
+    wh.read("job_timeseries", [date]).createOrReplaceTempView("jp_ts")
+    wh.read("fwd_map", [date]).createOrReplaceTempView("jp_fwd_map")
+    (wh.read("path_component", [date]).filter("kind = 'fwd'")
+     .selectExpr("component", "threads").createOrReplaceTempView("jp_threads"))
+
+
+def component_pinpoint(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
+    """component_pinpoint rows of `date` (needs register_inputs)."""
+    spark = wh.spark
+    inp = spark.sql(sql("siox/steps/pinpoint_input")).localCheckpoint()
+    inp.createOrReplaceTempView("jp_pin_input")
+    out_schema = ", ".join(f"{f.name} {f.dataType.simpleString()}"
+                           for f in schema_of("component_pinpoint").fields
+                           if f.name != "date")
+    fit = _pinpoint_hour(site.settings.thresholds.pinpoint_min_excess)
+    pins = inp.groupBy("hour").applyInPandas(fit, out_schema)
+    return pins.selectExpr("*", f"DATE '{date.isoformat()}' AS date")
+
+
+def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
+    """job_path rows of `date` from the registered views and the hour's pinpoint."""
+    spark = wh.spark
+    inp = spark.table("jp_pin_input")
+    inp.selectExpr("fwd", "minute", "excess").dropDuplicates(["fwd", "minute"]) \
+        .createOrReplaceTempView("jp_obs")
+    inp.filter("ost IS NOT NULL").selectExpr("fwd", "minute", "ost", "share") \
+        .createOrReplaceTempView("jp_shares")
+    pins.createOrReplaceTempView("jp_pin")
+    return spark.sql(sql("siox/job_path", date=date.isoformat()))
+
+
+@scoped
+def build_job_path(wh: Warehouse, site: Site, date: dt.date) -> str:
+    """Stage `job_path`: component_pinpoint and job_path of `date`; a one-line summary."""
+    empty = lambda t: wh.read(t, [])  # noqa: E731
+    if not site.has_forwarding or not wh.has("job_timeseries", date):
+        wh.write(empty("component_pinpoint"), "component_pinpoint", [date])
+        wh.write(empty("job_path"), "job_path", [date])
+        why = ("no forwarding layer (LWFS service times) at this site" if not site.has_forwarding
+               else "no job time series for the day")
+        return f"no job paths: {why}"
+    register_inputs(wh, date)
+    pins = component_pinpoint(wh, site, date).localCheckpoint()
+    wh.write(pins, "component_pinpoint", [date])
+    paths = job_path(wh, pins.drop("date"), date).localCheckpoint()
+    wh.write(paths, "job_path", [date])
+    n = paths.selectExpr("count(DISTINCT job_id) AS jobs", "count(*) AS hops",
+                         "sum(lost_s) AS lost",
+                         "count(DISTINCT CASE WHEN lost_s > 0 THEN job_id END) AS hit").first()
+    faults = pins.selectExpr("concat_ws(', ', array_sort(collect_set(component))) AS c").first()
+    return (f"{n['hops']} hops of {n['jobs']} jobs; {n['hit']} jobs lost "
+            f"{(n['lost'] or 0) / 3600:.1f} h to components at fault "
+            f"({faults['c'] or 'none pinpointed'})")

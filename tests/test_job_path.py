@@ -1,0 +1,159 @@
+"""SIOX stage `job_path`: the pinpoint per hour and a job's hops with the time lost on each,
+on a hand-made day whose values are worked out below (the knowledge base and job time
+series written directly, so only this stage is under test)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from lassi.core.config import load_site
+from lassi.core.schemas import (
+    APP_RUN,
+    COMPONENT_BASELINE,
+    COMPONENT_MINUTE,
+    FWD_MAP,
+    JOB_TIMESERIES,
+    PATH_COMPONENT,
+    RAW_LUSTRE_CLIENT,
+)
+from lassi.siox.job_path import build_job_path
+from lassi.tools.why import WhyError, diagnose
+from tests.conftest import schema_row
+
+D = dt.date(2018, 2, 25)
+OST1, OST2 = "online1-OST0001", "online1-OST0002"
+THREADS = 4
+REQ = 4000.0                     # the job's LWFS requests at fwd0 in each minute
+BASE_EXE, BASE_WAIT = 0.002, 0.001
+
+
+def _t(hms: str) -> dt.datetime:
+    return dt.datetime.combine(D, dt.time.fromisoformat(hms))
+
+
+def _minute(fwd, hms, exe):
+    return schema_row(COMPONENT_MINUTE, component=fwd, kind="fwd", ts=_t(hms), interval_s=60,
+                      read_bytes=1e9, write_bytes=0.0, read_ops=1e4, write_ops=0.0, md_ops=0.0,
+                      bw=1e9 / 60, iops=1e4 / 60, size_class="64K-1M", clients=1,
+                      load_class="1", exe_s=exe, wait_s=BASE_WAIT, queue_len=0.0, date=D)
+
+
+def _base(fwd, metric, p50):
+    return schema_row(COMPONENT_BASELINE, component=fwd, kind="fwd", metric=metric,
+                      size_class="all", load_class="all", n=100, p10=p50, p50=p50, p90=p50,
+                      mean=p50, period_start=D, period_end=D, date=D)
+
+
+def _rpcs(fwd, ost, hms, n):
+    """n Lustre RPCs from fwd to ost in a sample whose interval's midpoint is in hms' minute."""
+    return schema_row(RAW_LUSTRE_CLIENT, fwd=fwd, ip="ip", ts=_t(hms), ost=ost, read_rpc=0,
+                      write_rpc=0, pages_per_rpc=256, read_rpc_delta=n, write_rpc_delta=0,
+                      interval_s=10.0, reset=False, date=D)
+
+
+def _ts(layer, component, hms, read_ops=0.0, read_bytes=0.0):
+    return schema_row(JOB_TIMESERIES, job_id="J", layer=layer, component=component,
+                      ts=_t(hms), interval_s=60, read_bytes=read_bytes, write_bytes=0.0,
+                      read_ops=read_ops, write_ops=0.0, md_ops=0.0, share=None, date=D)
+
+
+@pytest.fixture(scope="module")
+def day(spark, tmp_path_factory):
+    """10:00: fwd0 serves a request in 2x its normal execution time while fwd1 (same OSTs)
+    is normal -> fwd0 is at fault (beta 1). 11:00: both forwarding nodes slowed in
+    proportion to their share of RPCs to OST1 (fwd0 half: excess 1.0; fwd1 0.8: 1.6) ->
+    OST1 at fault (beta 2)."""
+    from lassi.core.warehouse import Warehouse
+
+    wh = Warehouse(spark, str(tmp_path_factory.mktemp("jp") / "wh"))
+    site = load_site("taihulight")
+    minutes = [_minute("fwd0", "10:00", 2 * BASE_EXE), _minute("fwd1", "10:00", BASE_EXE),
+               _minute("fwd0", "11:00", 2 * BASE_EXE), _minute("fwd1", "11:00", 2.6 * BASE_EXE)]
+    wh.write_rows(minutes, "component_minute", [D])
+    wh.write_rows([_base(f, m, v) for f in ("fwd0", "fwd1")
+                   for m, v in (("exe_s", BASE_EXE), ("wait_s", BASE_WAIT))],
+                  "component_baseline", [D])
+    client = [_rpcs("fwd0", OST1, "10:00:30", 50), _rpcs("fwd0", OST2, "10:00:30", 50),
+              _rpcs("fwd1", OST1, "10:00:30", 50), _rpcs("fwd1", OST2, "10:00:30", 50),
+              _rpcs("fwd0", OST1, "11:00:30", 50), _rpcs("fwd0", OST2, "11:00:30", 50),
+              _rpcs("fwd1", OST1, "11:00:30", 80), _rpcs("fwd1", OST2, "11:00:30", 20)]
+    wh.write_rows(client, "raw_lustre_client", [D])
+    series = [_ts("compute", "cn0", hms, read_ops=REQ) for hms in ("10:00", "11:00")]
+    series += [_ts("forwarding", "fwd0", hms, read_bytes=1e8) for hms in ("10:00", "11:00")]
+    series += [_ts("ost", OST1, hms, read_bytes=5e7) for hms in ("10:00", "11:00")]
+    wh.write_rows(series, "job_timeseries", [D])
+    wh.write_rows([schema_row(FWD_MAP, node="cn0", fwd="fwd0", date=D)], "fwd_map", [D])
+    wh.write_rows([schema_row(PATH_COMPONENT, component=f, kind="fwd", level=1,
+                              software=["lwfs-server"], threads=THREADS, source="site", date=D)
+                   for f in ("fwd0", "fwd1")], "path_component", [D])
+    wh.write_rows([schema_row(APP_RUN, app_id="J", job_id="J", user="u", exe="app.x",
+                              nodes=["cn0"], n_nodes=1, start=_t("09:59"), end=_t("11:30"),
+                              source="beacon-job", date=D)], "app_run", [D])
+    summary = build_job_path(wh, site, D)
+    return wh, summary
+
+
+def test_pinpoint_names_the_slow_forwarding_node_then_the_slow_ost(day):
+    wh, summary = day
+    pins = [(r.hour.hour, r.component, r.kind, round(r.beta, 6), round(r.explained, 6))
+            for r in wh.read("component_pinpoint", [D]).orderBy("hour", "rank").collect()]
+    # 10:00: excess (1.0, 0.0); fwd0 removes 1.0 of 1.0 (OST1/OST2: 0.5 each) -> beta 1
+    # 11:00: excess (1.0, 1.6) = 2 x OST1 share (0.5, 0.8) -> beta 2, all of it explained
+    assert pins == [(10, "fwd0", "fwd", 1.0, 1.0), (11, OST1, "ost", 2.0, 1.0)]
+    assert "fwd0" in summary and OST1 in summary
+
+
+def test_job_hops_time_and_lost_seconds(day):
+    wh, _ = day
+    rows = {(r.ts.hour, r.component): r for r in wh.read("job_path", [D]).collect()}
+    assert set(rows) == {(h, c) for h in (10, 11) for c in ("cn0", "fwd0", OST1)}
+    lat, base = 2 * BASE_EXE + BASE_WAIT, BASE_EXE + BASE_WAIT
+    spent, expected = REQ * lat / THREADS, REQ * base / THREADS        # 5.0 s, 3.0 s
+    for hour in (10, 11):
+        fwd = rows[(hour, "fwd0")]
+        assert (fwd.layer, fwd.kind, fwd.attribution) == ("forwarding", "fwd", "share")
+        assert fwd.spent_s == pytest.approx(spent)
+        assert fwd.expected_s == pytest.approx(expected)
+        assert fwd.rate_ratio == pytest.approx(base / lat)
+        assert fwd.lost_load_s == pytest.approx(0.0)
+        assert rows[(hour, "cn0")].attribution == "exact"
+        assert rows[(hour, "cn0")].lost_s == 0
+    # 10:00 the forwarding node itself is at fault: its 2 s land on its own row
+    assert rows[(10, "fwd0")].lost_s == pytest.approx(spent - expected)
+    assert rows[(10, OST1)].lost_s == 0
+    # 11:00 OST1 predicts fwd0's whole excess (2 x 0.5 = 1.0): the 2 s land on OST1's row
+    assert rows[(11, "fwd0")].lost_s == 0
+    assert rows[(11, OST1)].lost_s == pytest.approx(spent - expected)
+
+
+def test_a_site_without_forwarding_nodes_gets_an_empty_day(spark, tmp_path):
+    from lassi.core.warehouse import Warehouse
+
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    summary = build_job_path(wh, load_site("archer"), D)
+    assert summary.startswith("no job paths: no forwarding layer")
+    assert wh.read("job_path", [D]).count() == 0
+
+
+def test_why_ranks_the_components_on_the_path(day):
+    wh, _ = day
+    d = diagnose(wh, load_site("taihulight"), "J")
+    assert d.date == D and d.runtime_s == pytest.approx(91 * 60)
+    out = d.as_json()
+    assert set(out) >= {"job_id", "slowdown", "lost_s", "causes"}
+    assert out["job_id"] == "J" and out["slowdown"] is None
+    # lost: 2 s at fwd0 (10:00) + 2 s at OST1 (11:00), no load, no history
+    assert out["lost_s"] == pytest.approx(4.0)
+    got = sorted((c["kind"], c["name"], round(c["share"], 6)) for c in out["causes"])
+    assert got == [("component", "fwd0", 0.5), ("component", OST1, 0.5)]
+    assert all(set(c) == {"kind", "name", "share", "evidence", "recommendation"}
+               for c in out["causes"])
+    assert any("no command-group history" in n for n in out["notes"])
+
+
+def test_why_of_an_unknown_job_says_so(day):
+    wh, _ = day
+    with pytest.raises(WhyError, match="job nope is not in the warehouse"):
+        diagnose(wh, load_site("taihulight"), "nope")
