@@ -17,7 +17,10 @@ from lassi.core.schemas import (
     JOB_TIMESERIES,
     PATH_COMPONENT,
     RAW_LUSTRE_CLIENT,
+    RUN_SLOWDOWN,
 )
+from lassi.evaluate.diagnosis import evaluate_diagnosis, truth_top
+from lassi.siox.diagnosis import build_job_diagnosis
 from lassi.siox.job_path import build_job_path
 from lassi.tools.why import WhyError, diagnose
 from tests.conftest import schema_row
@@ -157,3 +160,49 @@ def test_why_of_an_unknown_job_says_so(day):
     wh, _ = day
     with pytest.raises(WhyError, match="job nope is not in the warehouse"):
         diagnose(wh, load_site("taihulight"), "nope")
+
+
+def test_job_diagnosis_stage_explains_a_slowed_job(day):
+    """J slowed against its command group (91 min vs a 4000 s mean): 1460 s lost; the path
+    explains 2 + 2 s, the rest is history (no job_summary: no pattern flagged)."""
+    wh, _ = day
+    site = load_site("taihulight")
+    wh.write_rows([schema_row(RUN_SLOWDOWN, app_id="J", source="beacon-job", runtime_s=5460.0,
+                              group_runs=5, group_mean_s=4000.0, slowdown=1.365, slowed=True,
+                              risk_oss_sum=0.0, risk_mds_sum=0.0, date=D)], "run_slowdown", [D])
+    try:
+        summary = build_job_diagnosis(wh, site, D)
+        assert summary.startswith("1 slowed or abnormal jobs; top cause: 1 history")
+        rows = [(r.rank, r.kind, r.name, round(r.lost_s, 6), round(r.job_lost_s, 6))
+                for r in wh.read("job_diagnosis", [D]).orderBy("rank").collect()]
+        assert rows == [(1, "history", "slower-than-group", 1456.0, 1460.0),
+                        (2, "component", "fwd0", 2.0, 1460.0),
+                        (3, "component", OST1, 2.0, 1460.0)]
+        d = diagnose(wh, site, "J")                    # read back from the table
+        assert d.slowdown == pytest.approx(1.365) and d.lost_s == pytest.approx(1460.0)
+        assert [c.name for c in d.causes] == ["slower-than-group", "fwd0", OST1]
+        assert d.causes[0].share == pytest.approx(1456 / 1460)
+        assert "1.36x the mean of its 5 command-group runs" in d.causes[0].evidence
+        # scored against a truth in which fwd0 cost J most (80 of 100 s lost)
+        run = {"run_no": 1, "job_id": "J", "start": "2018-02-25T09:59:00", "slowdown": 1.6,
+               "lost_s": 100.0, "components": [{"name": "fwd0", "lost_s": 80.0}],
+               "neighbours": [], "neighbours_lost_s": 0.0}
+        res = evaluate_diagnosis(wh, {"runs": [run]}, D, D)
+        assert (res["slowed_runs"], res["top_cause_right"]) == (1, 0)   # lassi: history
+        assert (res["component_runs"], res["component_named"]) == (1, 1)
+        assert res["by_truth_kind"] == {"component": {"runs": 1, "right": 0}}
+    finally:
+        wh.write(wh.read("run_slowdown", []), "run_slowdown", [D])
+        wh.write(wh.read("job_diagnosis", []), "job_diagnosis", [D])
+
+
+def test_truth_top_cause():
+    jobs = {7: "J7"}
+    run = {"lost_s": 100.0, "components": [{"name": "OST1", "lost_s": 30.0}],
+           "neighbours": [{"run_no": 7, "lost_s": 45.0}], "neighbours_lost_s": 45.0}
+    assert truth_top(run, jobs) == ("neighbour", "J7", 45.0)
+    run["components"][0]["lost_s"] = 50.0
+    assert truth_top(run, jobs) == ("component", "OST1", 50.0)
+    run = {"lost_s": 100.0, "components": [{"name": "OST1", "lost_s": 10.0}],
+           "neighbours": [], "neighbours_lost_s": 0.0}
+    assert truth_top(run, jobs) == ("own", None, 90.0)

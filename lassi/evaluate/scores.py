@@ -4,8 +4,8 @@ Reads truth.json (what `lassi simulate` wrote) and the warehouse's detection tab
 simulated period up to `date`, and scores each detector: abnormal I/O phases (two-stage and
 the one-stage baseline), failing components, and the cause of each abnormal job (stage
 `interference`) both as 3 classes (system / interference / none) and as the eight Beacon
-Fig. 12 causes against `truth_cause`, with the confusion tables. Printed as a table and
-saved as JSON.
+Fig. 12 causes against `truth_cause`, with the confusion tables, and `why`
+(lassi.evaluate.diagnosis). Printed as a table and saved as JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from pathlib import Path
 
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, as_date, days
+from lassi.evaluate.diagnosis import evaluate_diagnosis
+from lassi.evaluate.diagnosis import table_lines as diagnosis_lines
 from lassi.evaluate.stragglers import evaluate_stragglers
 from lassi.evaluate.stragglers import table_lines as straggler_lines
 
@@ -60,6 +62,8 @@ def evaluate(wh: Warehouse, truth: dict, date: dt.date) -> dict:
         out["interference"] = evaluate_interference(wh, truth, first, date)
     else:
         out["interference"] = None
+    out["why"] = (evaluate_diagnosis(wh, truth, first, date)
+                  if any(wh.has("job_diagnosis", d) for d in period) else None)
     return out
 
 
@@ -230,4 +234,5 @@ def table(res: dict) -> str:
                          f"accuracy {c8['accuracy']:.3f} over {inter['jobs']} abnormal jobs")
             lines.extend(cause_table(c8["confusion"]))
     lines.extend(straggler_lines(res.get("stragglers")))
+    lines.extend(diagnosis_lines(res.get("why")))
     return "\n".join(lines)

@@ -33,6 +33,7 @@ STAGES: dict[str, str] = {
     "io_path": "lassi.siox.path_model:build_io_path",
     "component_baseline": "lassi.siox.knowledge:build_component_baseline",
     "job_path": "lassi.siox.job_path:build_job_path",
+    "job_diagnosis": "lassi.siox.diagnosis:build_job_diagnosis",
 }
 
 

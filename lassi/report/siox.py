@@ -14,6 +14,7 @@ from lassi.core.warehouse import Warehouse, as_date
 from lassi.report.beacon import fmt_bytes
 from lassi.report.html import esc, html_table, integer, sig3, td
 
+TOP_JOBS = 15                  # rows of "slow jobs explained"
 KIND_NAMES = {"compute": "compute nodes", "fwd": "forwarding nodes", "filesystem": "filesystems",
               "ost": "OSTs", "mdt": "MDTs", "oss": "OSS servers", "mds": "MDS servers"}
 
@@ -42,6 +43,7 @@ def siox_section(wh: Warehouse, site: Site, date) -> str:
                        "peak IOPS / metadata ops/s"], rows)]
     out.append(_knowledge_html(wh, date))
     out.append(_faults_html(wh, date))
+    out.append(_diagnosis_html(wh, date))
     return "\n".join(out)
 
 
@@ -87,3 +89,25 @@ def _faults_html(wh: Warehouse, date) -> str:
     return head + html_table(["component", "kind", "hours named (UTC)", "hours", "max slowdown",
                               "excess explained", "jobs slowed", "job time lost (min)",
                               "most slowed job"], rows)
+
+
+def _diagnosis_html(wh: Warehouse, date) -> str:
+    head = ("<h3>Slow jobs explained</h3><p>The day's slowed or abnormal jobs with the most "
+            "lost time and the cause that explains most of it (<code>job_diagnosis</code>; "
+            "<code>lassi why JOBID</code> gives every cause with its evidence). Lost time: "
+            "the larger of the run's excess over its command group's mean and what its "
+            "causal path measured.</p>")
+    if not wh.has("job_diagnosis", date):
+        return head + "<p class='note'>No slowed or abnormal job with a cause this day.</p>"
+    wh.read("job_diagnosis", date).createOrReplaceTempView("rs_diagnosis")
+    rows = [[td(esc(r["job_id"])), td(esc(r["app"] or "–")),
+             td("–" if r["runtime_s"] is None else f"{r['runtime_s'] / 60:.0f}", "num"),
+             td("–" if r["slowdown"] is None else f"{r['slowdown']:.2f}×", "num"),
+             td(f"{r['job_lost_s'] / 60:.1f}", "num"),
+             td(f"{esc(r['kind'])}: <b>{esc(r['name'])}</b>"),
+             td(f"{100 * r['share']:.0f} %", "num"), td(esc(r["evidence"])),
+             td(esc(r["recommendation"] or "–")), td(integer(r["n_causes"]), "num")]
+            for r in wh.spark.sql(sql("report/siox_diagnosis", top=TOP_JOBS)).collect()]
+    return head + html_table(["job", "application", "runtime (min)", "slowdown",
+                              "lost (min)", "top cause", "share", "evidence",
+                              "what to do", "causes"], rows)

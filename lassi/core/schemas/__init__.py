@@ -72,6 +72,7 @@ from lassi.core.schemas.siox import (
     COMPONENT_BASELINE,
     COMPONENT_MINUTE,
     COMPONENT_PINPOINT,
+    JOB_DIAGNOSIS,
     JOB_PATH,
     LOAD_CLASSES,
     PATH_COMPONENT,
@@ -156,6 +157,8 @@ REGISTRY: dict[str, Table] = {
                                 "siox/component_baseline.sql"),
     "component_pinpoint": Table(COMPONENT_PINPOINT, "siox", f"{_S}.job_path:build_job_path"),
     "job_path": Table(JOB_PATH, "siox", f"{_S}.job_path:build_job_path", "siox/job_path.sql"),
+    "job_diagnosis": Table(JOB_DIAGNOSIS, "siox", f"{_S}.diagnosis:build_job_diagnosis",
+                           "siox/job_diagnosis.sql"),
 }
 
 TABLES: dict[str, StructType] = {name: t.schema for name, t in REGISTRY.items()}
@@ -177,7 +180,7 @@ def without_date(schema: StructType) -> StructType:
 __all__ = [
     "ALERT", "ALL_COUNTERS", "ANOMALY", "APP_HOUR", "APP_RUN", "BEACON_MDS_OPS",
     "COMPONENT_ANOMALY", "COMPONENT_BASELINE", "COMPONENT_MINUTE", "COMPONENT_PINPOINT",
-    "JOB_PATH", "LOAD_CLASSES", "PATH_COMPONENT",
+    "JOB_DIAGNOSIS", "JOB_PATH", "LOAD_CLASSES", "PATH_COMPONENT",
     "PATH_EDGE", "DARSHAN_FILE", "DARSHAN_JOB", "FS_BASELINE", "FS_HOUR", "FWD_MAP",
     "INGEST_LOG", "INTERFERENCE", "IO_PHASE", "JOB_METRICS", "JOB_SUMMARY", "JOB_TIMESERIES",
     "LATENCY_BUCKETS", "LMT_MDS", "LMT_OST", "MDS_COUNTERS", "MDS_OP_NAMES", "NODE_WINDOW",

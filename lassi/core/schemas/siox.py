@@ -11,6 +11,7 @@
 - `component_pinpoint` (SIOX §4.4, §6): per hour, the components whose slowness explains the
   forwarding nodes' excess service time (lassi.siox.pinpoint).
 - `job_path`: each job's causal path per minute and hop, with the time it lost there.
+- `job_diagnosis`: why each slowed or abnormal job was slow (`lassi why`), ranked causes.
 """
 
 from __future__ import annotations
@@ -129,4 +130,23 @@ JOB_PATH = StructType([
     field("lost_s", DoubleType(), False),     # seconds lost to this component being at fault
     field("lost_load_s", DoubleType()),       # fwd: excess not explained by a fault (load)
     DATE,
+])
+
+JOB_DIAGNOSIS = StructType([
+    field("job_id", StringType(), False),
+    field("rank", IntegerType(), False),      # 1 = the cause that explains most
+    field("kind", StringType(), False),       # component | neighbour | pattern | history
+    field("name", StringType(), False),       # component name, neighbour job id, pattern code
+    field("share", DoubleType(), False),      # fraction of the job's lost time it explains
+    field("lost_s", DoubleType(), False),     # seconds it explains
+    field("evidence", StringType(), False),   # one sentence
+    field("recommendation", StringType()),    # one sentence, or null
+    field("job_lost_s", DoubleType(), False),  # the job's lost time (history or causal path)
+    field("slowdown", DoubleType()),          # runtime / command group mean (LASSi)
+    field("runtime_s", DoubleType()),
+    field("app", StringType()),
+    field("user", StringType()),
+    field("start", TimestampType()),
+    field("notes", ArrayType(StringType()), False),  # where the evidence is weak
+    DATE,                                  # the job's start day
 ])
