@@ -156,6 +156,20 @@ def test_why_ranks_the_components_on_the_path(day):
     assert any("no command-group history" in n for n in out["notes"])
 
 
+def test_why_page_draws_the_path(day, tmp_path):
+    from lassi.report.why_page import write_page
+
+    wh, _ = day
+    d = diagnose(wh, load_site("taihulight"), "J")
+    page = write_page(wh, d, tmp_path / "why" / "J.html")
+    html = page.read_text()
+    assert "Why was job J slow?" in html and "<b>fwd0</b>" in html and f"<b>{OST1}</b>" in html
+    for part in ("path", "layers", "components"):
+        png = tmp_path / "why" / f"J_{part}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f'src="J_{part}.png"' in html
+
+
 def test_why_of_an_unknown_job_says_so(day):
     wh, _ = day
     with pytest.raises(WhyError, match="job nope is not in the warehouse"):

@@ -102,6 +102,8 @@ def add_commands(sub) -> None:
     wy.add_argument("--date", type=date_arg, default=None,
                     help="the job's start day (default: looked up)")
     wy.add_argument("--json", action="store_true", help="print one JSON object")
+    wy.add_argument("--html", default=None, metavar="OUT",
+                    help="also write a page with the job's causal path and bandwidth figures")
     add_warehouse(wy)
     add_site(wy)
     wy.set_defaults(func=cmd_why)
@@ -246,6 +248,10 @@ def cmd_why(args) -> int:
     except WhyError as exc:
         raise CliError(str(exc)) from None
     print(json.dumps(d.as_json(), indent=2) if args.json else format_text(d))
+    if args.html:
+        from lassi.report.why_page import write_page
+
+        print(write_page(wh, d, Path(args.html)).resolve(), file=sys.stderr)
     return 0
 
 

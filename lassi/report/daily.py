@@ -101,7 +101,7 @@ def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
     def build(folder: Path) -> Path:
         beacon = "\n".join(filter(None, (beacon_section(wh, site, d, folder) for d in period)))
         tokio = "\n".join(filter(None, (tokio_section(wh, site, d, folder) for d in period)))
-        siox = "\n".join(filter(None, (siox_section(wh, site, d) for d in period)))
+        siox = "\n".join(filter(None, (siox_section(wh, site, d, folder) for d in period)))
         if data is not None:
             return render(data, folder, beacon, tokio, siox)
         folder.mkdir(parents=True, exist_ok=True)

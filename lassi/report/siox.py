@@ -8,6 +8,8 @@ job is measured against.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lassi.core.config import Site
 from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse, as_date
@@ -23,8 +25,9 @@ def _rate(v) -> str:
     return "–" if v is None else f"{fmt_bytes(v)}/s"
 
 
-def siox_section(wh: Warehouse, site: Site, date) -> str:
-    """The HTML fragment of `date` ("" when io_path has not run for it)."""
+def siox_section(wh: Warehouse, site: Site, date, folder: Path | None = None) -> str:
+    """The HTML fragment of `date` ("" when io_path has not run for it); with `folder`, the
+    `why` pages of the slow jobs it lists go under folder/why/ and are linked."""
     date = as_date(date)
     if not wh.has("path_component", date):
         return ""
@@ -43,7 +46,7 @@ def siox_section(wh: Warehouse, site: Site, date) -> str:
                        "peak IOPS / metadata ops/s"], rows)]
     out.append(_knowledge_html(wh, date))
     out.append(_faults_html(wh, date))
-    out.append(_diagnosis_html(wh, date))
+    out.append(_diagnosis_html(wh, date, folder))
     return "\n".join(out)
 
 
@@ -91,7 +94,27 @@ def _faults_html(wh: Warehouse, date) -> str:
                               "most slowed job"], rows)
 
 
-def _diagnosis_html(wh: Warehouse, date) -> str:
+def _why_pages(wh: Warehouse, date, job_ids: list[str], folder: Path) -> dict[str, str]:
+    """job id -> its link to the `why` page written under folder/why/ (one query for all)."""
+    from pyspark.sql import functions as F
+
+    from lassi.report.why_page import write_page
+    from lassi.tools.why import from_rows
+
+    date = as_date(date)
+    causes = (wh.read("job_diagnosis", date).filter(F.col("job_id").isin(job_ids))
+              .collect())                                   # TOP_JOBS jobs' causes
+    paths = (wh.read("job_path", date).filter(F.col("job_id").isin(job_ids)).drop("date")
+             .toPandas())                                   # TOP_JOBS jobs' paths
+    out = {}
+    for job in job_ids:
+        d = from_rows(job, date, [r for r in causes if r["job_id"] == job])
+        page = write_page(wh, d, folder / "why" / f"{job}.html", paths[paths["job_id"] == job])
+        out[job] = f'<a href="why/{esc(page.name)}">{esc(job)}</a>'
+    return out
+
+
+def _diagnosis_html(wh: Warehouse, date, folder: Path | None) -> str:
     head = ("<h3>Slow jobs explained</h3><p>The day's slowed or abnormal jobs with the most "
             "lost time and the cause that explains most of it (<code>job_diagnosis</code>; "
             "<code>lassi why JOBID</code> gives every cause with its evidence). Lost time: "
@@ -100,14 +123,16 @@ def _diagnosis_html(wh: Warehouse, date) -> str:
     if not wh.has("job_diagnosis", date):
         return head + "<p class='note'>No slowed or abnormal job with a cause this day.</p>"
     wh.read("job_diagnosis", date).createOrReplaceTempView("rs_diagnosis")
-    rows = [[td(esc(r["job_id"])), td(esc(r["app"] or "–")),
+    top = wh.spark.sql(sql("report/siox_diagnosis", top=TOP_JOBS)).collect()  # TOP_JOBS rows
+    links = _why_pages(wh, date, [r["job_id"] for r in top], folder) if folder else {}
+    rows = [[td(links.get(r["job_id"], esc(r["job_id"]))), td(esc(r["app"] or "–")),
              td("–" if r["runtime_s"] is None else f"{r['runtime_s'] / 60:.0f}", "num"),
              td("–" if r["slowdown"] is None else f"{r['slowdown']:.2f}×", "num"),
              td(f"{r['job_lost_s'] / 60:.1f}", "num"),
              td(f"{esc(r['kind'])}: <b>{esc(r['name'])}</b>"),
              td(f"{100 * r['share']:.0f} %", "num"), td(esc(r["evidence"])),
              td(esc(r["recommendation"] or "–")), td(integer(r["n_causes"]), "num")]
-            for r in wh.spark.sql(sql("report/siox_diagnosis", top=TOP_JOBS)).collect()]
+            for r in top]
     return head + html_table(["job", "application", "runtime (min)", "slowdown",
                               "lost (min)", "top cause", "share", "evidence",
                               "what to do", "causes"], rows)

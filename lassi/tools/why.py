@@ -118,6 +118,25 @@ def _health(wh: Warehouse, start, end, targets: list[str]) -> list[str]:
             for r in rows]
 
 
+def from_rows(job_id: str, day: dt.date, rows: list, job=None) -> Diagnosis:
+    """A Diagnosis from the job's job_diagnosis rows (and its dg_jobs row, when there are
+    none: a job without causes)."""
+    rows = sorted(rows, key=lambda r: r["rank"])              # the job's few causes
+    first = rows[0] if rows else job
+    d = Diagnosis(job_id, day)
+    if first is not None:
+        d.app, d.user, d.start = first["app"], first["user"], first["start"]
+        d.runtime_s, d.slowdown = first["runtime_s"], first["slowdown"]
+    if job is not None:
+        d.end, d.group_runs = job["end"], job["group_runs"]
+    d.lost_s = (rows[0]["job_lost_s"] if rows
+                else float(job["hist_lost_s"] or 0.0) if job is not None else 0.0)
+    d.causes = [Cause(r["kind"], r["name"], r["share"], r["evidence"], r["recommendation"],
+                      r["lost_s"]) for r in rows]
+    d.notes = list(rows[0]["notes"]) if rows else []
+    return d
+
+
 def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None) -> Diagnosis:
     """The job's ranked causes (job_diagnosis, or computed now for this job alone)."""
     day, known = find_job(wh, job_id, date)
@@ -127,14 +146,7 @@ def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None
     job = _job_row(wh, day, job_id, known).first()
     if not rows:
         rows = diagnose_frame(wh, site, day, _job_row(wh, day, job_id, known)).collect()
-    rows = sorted(rows, key=lambda r: r["rank"])              # the job's few causes
-    d = Diagnosis(job_id, day, app=job["app"], user=job["user"], start=job["start"],
-                  end=job["end"], runtime_s=job["runtime_s"], slowdown=job["slowdown"],
-                  group_runs=job["group_runs"])
-    d.lost_s = rows[0]["job_lost_s"] if rows else float(job["hist_lost_s"] or 0.0)
-    d.causes = [Cause(r["kind"], r["name"], r["share"], r["evidence"], r["recommendation"],
-                      r["lost_s"]) for r in rows]
-    d.notes = list(rows[0]["notes"]) if rows else []
+    d = from_rows(job_id, day, rows, job)
     if wh.has("job_path", day):
         targets = [r["component"] for r in wh.read("job_path", [day])
                    .filter((F.col("job_id") == job_id) & (F.col("kind") == "ost"))
@@ -154,7 +166,8 @@ def format_text(d: Diagnosis) -> str:
     if d.runtime_s is not None:
         facts.append(f"ran {d.runtime_s / 60:.1f} min")
     if d.slowdown is not None:
-        facts.append(f"{d.slowdown:.2f}× its command group's mean ({d.group_runs} runs)")
+        runs = f" ({d.group_runs} runs)" if d.group_runs else ""
+        facts.append(f"{d.slowdown:.2f}× its command group's mean{runs}")
     facts.append(f"lost {d.lost_s / 60:.1f} min" if d.lost_s else "no lost time measured")
     lines.append("  " + "; ".join(facts))
     if not d.causes:
