@@ -86,7 +86,7 @@ def pinpoint(obs: pd.DataFrame, shares: pd.DataFrame, min_excess: float) -> list
         chosen[-1] = (name, kind, x, (rest - float(left @ left)) / total)
     betas = _joint_fit(e, [c[2] for c in chosen]) if chosen else []
     return [Fault(name, kind, float(b), expl, int((x > 0).sum()))
-            for (name, kind, x, expl), b in zip(chosen, betas, strict=True)]
+            for (name, kind, x, expl), b in zip(chosen, betas, strict=True) if b > 0]
 
 
 def _joint_fit(e: np.ndarray, xs: list[np.ndarray]) -> list[float]:

@@ -19,9 +19,9 @@ from lassi.core.config import Site
 from lassi.core.warehouse import Warehouse
 from lassi.siox.diagnosis import diagnose_frame, jobs_frame
 
-# where a job may be known, most informative first: (table, start column, end column)
-JOB_TABLES = (("app_run", "start", "end"), ("job_summary", "start", "end"),
-              ("job_metrics", "start", "end"), ("darshan_job", "start_time", "end_time"))
+# where a job may be known, most informative first: (table, start column)
+JOB_TABLES = (("app_run", "start"), ("job_summary", "start"), ("job_metrics", "start"),
+              ("darshan_job", "start_time"))
 
 
 class WhyError(Exception):
@@ -70,7 +70,7 @@ class Diagnosis:
 # --------------------------------------------------------------------------- finding the job
 def find_job(wh: Warehouse, job_id: str, date: dt.date | None = None) -> tuple[dt.date, dict]:
     """(start day, the first row that names the job) from the tables that know jobs."""
-    for table, start, _ in JOB_TABLES:
+    for table, start in JOB_TABLES:
         if not wh.dates(table) or (date is not None and not wh.has(table, date)):
             continue
         df = wh.read(table, [date] if date else None).filter(F.col("job_id") == job_id)
@@ -143,9 +143,10 @@ def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None
     rows = []
     if wh.has("job_diagnosis", day):
         rows = wh.read("job_diagnosis", [day]).filter(F.col("job_id") == job_id).collect()
-    job = _job_row(wh, day, job_id, known).first()
+    jobs = _job_row(wh, day, job_id, known)
+    job = jobs.first()
     if not rows:
-        rows = diagnose_frame(wh, site, day, _job_row(wh, day, job_id, known)).collect()
+        rows = diagnose_frame(wh, site, day, jobs).collect()
     d = from_rows(job_id, day, rows, job)
     if wh.has("job_path", day):
         targets = [r["component"] for r in wh.read("job_path", [day])

@@ -44,7 +44,7 @@ frac AS (
   SELECT fwd, minute, component, kind,
          part / GREATEST(MAX(excess) OVER (PARTITION BY fwd, minute),
                          SUM(part) OVER (PARTITION BY fwd, minute)) AS frac
-  FROM parts
+  FROM parts WHERE part > 0
 ),
 fault_lost AS (
   SELECT ft.job_id, ft.ts, fr.component, fr.kind, SUM(ft.excess_s * fr.frac) AS lost_s
