@@ -199,12 +199,14 @@ def test_job_diagnosis_stage_explains_a_slowed_job(day):
         assert "1.36x the mean of its 5 command-group runs" in d.causes[0].evidence
         # scored against a truth in which fwd0 cost J most (80 of 100 s lost)
         run = {"run_no": 1, "job_id": "J", "start": "2018-02-25T09:59:00", "slowdown": 1.6,
+               "slowed": True,
                "lost_s": 100.0, "components": [{"name": "fwd0", "lost_s": 80.0}],
                "neighbours": [], "neighbours_lost_s": 0.0}
         res = evaluate_diagnosis(wh, {"runs": [run]}, D, D)
         assert (res["slowed_runs"], res["top_cause_right"]) == (1, 0)   # lassi: history
         assert (res["component_runs"], res["component_named"]) == (1, 1)
         assert res["by_truth_kind"] == {"component": {"runs": 1, "right": 0}}
+        assert (res["sim_slowed_runs"], res["sim_slowed_right"]) == (1, 0)
     finally:
         wh.write(wh.read("run_slowdown", []), "run_slowdown", [D])
         wh.write(wh.read("job_diagnosis", []), "job_diagnosis", [D])
