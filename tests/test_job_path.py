@@ -10,6 +10,7 @@ import pytest
 
 from lassi.core.config import load_site
 from lassi.core.schemas import (
+    APP_HOUR,
     APP_RUN,
     COMPONENT_BASELINE,
     COMPONENT_MINUTE,
@@ -222,3 +223,38 @@ def test_truth_top_cause():
     run = {"lost_s": 100.0, "components": [{"name": "OST1", "lost_s": 10.0}],
            "neighbours": [], "neighbours_lost_s": 0.0}
     assert truth_top(run, jobs) == ("own", None, 90.0)
+
+
+def test_why_of_a_job_without_beacon_profile_uses_lassi_counters(day):
+    """Job K (no trace, no path): slowed 3600 s against a 3000 s mean -> 600 s lost; its
+    app_hour counters say 1000 requests of 4 KiB on average -> the small-requests pattern
+    explains all of it; 200 metadata ops/s stay under high_mdops (300)."""
+    from pyspark.sql.types import DoubleType, LongType
+
+    wh, _ = day
+    site = load_site("taihulight")
+    wh.write_rows([schema_row(APP_RUN, app_id="K", job_id="K", exe="small.x", nodes=["cn9"],
+                              n_nodes=1, start=_t("12:00"), end=_t("13:00"), source="pbs",
+                              date=D)], "app_run", [D])
+    zero = {f.name: (0.0 if isinstance(f.dataType, DoubleType) else 0)
+            for f in APP_HOUR.fields if isinstance(f.dataType, (DoubleType, LongType))}
+    hour = {**zero, "app_id": "K", "job_id": "K", "fs": "fs1", "hour": _t("12:00"),
+            "node_windows": 20, "read_ops": 1000, "read_kb": 4000.0, "getattr": 720000,
+            "read_kb_ops": None, "write_kb_ops": None, "date": D}
+    wh.write_rows([schema_row(APP_HOUR, **hour)], "app_hour", [D])
+    wh.write_rows([schema_row(RUN_SLOWDOWN, app_id="K", source="pbs", runtime_s=3600.0,
+                              group_runs=4, group_mean_s=3000.0, slowdown=1.2, slowed=False,
+                              risk_oss_sum=0.0, risk_mds_sum=0.0, date=D)], "run_slowdown", [D])
+    try:
+        d = diagnose(wh, site, "K")
+        assert d.lost_s == pytest.approx(600.0)
+        assert [(c.kind, c.name, round(c.share, 6)) for c in d.causes] == \
+            [("pattern", "small-requests", 1.0)]
+        assert d.causes[0].evidence == ("its 1,000 requests averaged 4.0 KiB (Lustre export "
+                                        "counters), under 64 KiB")
+        assert any("no causal path" in n for n in d.notes)
+    finally:
+        for t in ("app_hour", "run_slowdown"):
+            wh.write(wh.read(t, []), t, [D])
+        wh.write_rows([r for r in wh.read("app_run", [D]).collect() if r["job_id"] != "K"],
+                      "app_run", [D])

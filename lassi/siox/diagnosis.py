@@ -11,8 +11,9 @@ evidence and a recommendation:
   component anomalies that overlap the run;
 - `neighbour`: Beacon's interference neighbours share the path's load part by bandwidth;
 - `pattern`: small requests, N:1 without aggregation, metadata-heavy phases
-  (`job_summary`; thresholds `thresholds.high_mdops` and the module's SMALL_REQUEST /
-  SMALL_SHARE) share what no component or neighbour explains;
+  (`job_summary`; for a job without a Beacon profile, LASSi's per-job counters in
+  `app_hour`: mean request size and metadata ops/s; thresholds `thresholds.high_mdops` and
+  the module's SMALL_REQUEST / SMALL_SHARE) share what no component or neighbour explains;
 - `history`: that remainder when no pattern is flagged.
 
 The stage explains the jobs that started on the date and were slowed (run_slowdown), had
@@ -28,7 +29,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
-from lassi.core.schemas import REQUEST_SIZE_EDGES
+from lassi.core.schemas import MDS_COUNTERS, REQUEST_SIZE_EDGES
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
@@ -60,13 +61,14 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
     jobs.createOrReplaceTempView("dg_jobs")
     ids = jobs.select("job_id")
     for view, table in (("dg_path", "job_path"), ("dg_interference", "interference"),
-                        ("dg_summary", "job_summary")):
+                        ("dg_summary", "job_summary"), ("dg_app_hour", "app_hour")):
         _read(wh, table, [date]).join(ids, "job_id", "left_semi").createOrReplaceTempView(view)
     _read(wh, "component_anomaly", days(date, date + dt.timedelta(days=1))) \
         .createOrReplaceTempView("dg_anomaly")
     edges = "array(" + ", ".join(f"CAST({e} AS BIGINT)" for e in REQUEST_SIZE_EDGES) + ")"
     return wh.spark.sql(sql("siox/job_diagnosis", small_request=SMALL_REQUEST,
                             small_share=SMALL_SHARE, size_edges=edges,
+                            md_sum=" + ".join(f"a.{c}" for c in MDS_COUNTERS),
                             high_mdops=site.settings.thresholds.high_mdops,
                             date=date.isoformat()))
 

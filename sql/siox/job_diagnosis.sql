@@ -2,9 +2,11 @@
 -- `lassi why`, lassi.siox.diagnosis). Ranked causes per job with the share of its lost time.
 -- Inputs: views `dg_jobs` (siox/steps/diagnosis_jobs.sql: the jobs to explain, with
 -- runtime, slowdown and the seconds their runs took beyond their groups' means), `dg_path` (their job_path rows), `dg_interference`
--- (their interference rows), `dg_summary` (their job_summary rows), `dg_anomaly`
--- (component_anomaly of the days). Parameters: small_request (bytes), small_share,
--- high_mdops, size_edges (SQL array of REQUEST_SIZE_EDGES), date.
+-- (their interference rows), `dg_summary` (their job_summary rows), `dg_app_hour` (their
+-- app_hour rows: LASSi counters, the pattern evidence of a job without a Beacon profile),
+-- `dg_anomaly` (component_anomaly of the days). Parameters: small_request (bytes),
+-- small_share, high_mdops, size_edges (SQL array of REQUEST_SIZE_EDGES), md_sum (the sum
+-- of the MDS counters), date.
 -- Lost time: the larger of runtime - command group mean (LASSi) and the causal path's
 -- measured excess (lost_s + lost_load_s). Causes:
 --   component  pinpointed faults on the path (their lost_s);
@@ -80,19 +82,42 @@ rest AS (
   FROM job j LEFT JOIN nb_causes n ON n.job_id = j.job_id
   GROUP BY j.job_id, j.lost_s, j.comp_lost
 ),
+lassi_io AS (
+  SELECT a.job_id, SUM(a.read_ops + a.write_ops) AS ops,
+         SUM(a.read_kb + a.write_kb) * 1024 AS bytes,
+         SUM(${md_sum}) AS md
+  FROM dg_app_hour a GROUP BY a.job_id
+),
+pat_in AS (
+  SELECT job_id, io_mode, n_io_nodes, avg_mdops,
+         aggregate(size_hist, CAST(0 AS BIGINT), (a, x) -> a + x) AS n_req,
+         aggregate(zip_with(size_hist, ${size_edges}, (n, lo) -> IF(lo < ${small_request}, n, 0)),
+                   CAST(0 AS BIGINT), (a, x) -> a + x) AS n_small,
+         CAST(NULL AS DOUBLE) AS mean_req
+  FROM dg_summary
+  UNION ALL
+  -- a job without a Beacon profile: LASSi's per-job counters (mean request size only)
+  SELECT l.job_id, CAST(NULL AS STRING), CAST(NULL AS INT),
+         l.md / NULLIF(j.runtime_s, 0),
+         CAST(l.ops AS BIGINT),
+         CAST(IF(l.bytes / NULLIF(l.ops, 0) < ${small_request}, l.ops, 0) AS BIGINT),
+         l.bytes / NULLIF(l.ops, 0)
+  FROM lassi_io l JOIN job j ON j.job_id = l.job_id
+  LEFT ANTI JOIN dg_summary s ON s.job_id = l.job_id
+),
 flags AS (
   SELECT s.job_id, f.code, f.evidence, f.recommendation
-  FROM (SELECT job_id, io_mode, n_io_nodes, avg_mdops,
-               aggregate(size_hist, CAST(0 AS BIGINT), (a, x) -> a + x) AS n_req,
-               aggregate(zip_with(size_hist, ${size_edges}, (n, lo) -> IF(lo < ${small_request}, n, 0)),
-                         CAST(0 AS BIGINT), (a, x) -> a + x) AS n_small
-        FROM dg_summary) s
+  FROM pat_in s
   LATERAL VIEW inline(array(
     named_struct('code', 'small-requests',
       'flag', s.n_req > 0 AND s.n_small >= ${small_share} * s.n_req,
-      'evidence', concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0), ' % of its ',
-                         format_number(s.n_req, 0), ' requests were smaller than ',
-                         CAST(${small_request} / 1024 AS INT), ' KiB'),
+      'evidence', CASE WHEN s.mean_req IS NULL
+        THEN concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0), ' % of its ',
+                    format_number(s.n_req, 0), ' requests were smaller than ',
+                    CAST(${small_request} / 1024 AS INT), ' KiB')
+        ELSE concat('its ', format_number(s.n_req, 0), ' requests averaged ',
+                    format_number(s.mean_req / 1024, 1), ' KiB (Lustre export counters), under ',
+                    CAST(${small_request} / 1024 AS INT), ' KiB') END,
       'recommendation', 'Buffer or aggregate writes (collective I/O, larger transfer sizes, an I/O library such as HDF5/ADIOS with aggregation).'),
     named_struct('code', 'n1-no-aggregation', 'flag', s.io_mode = 'N:1',
       'evidence', concat('N:1 mode: ', COALESCE(CAST(s.n_io_nodes AS STRING), '?'),
