@@ -93,7 +93,7 @@ pat_in AS (
          aggregate(size_hist, CAST(0 AS BIGINT), (a, x) -> a + x) AS n_req,
          aggregate(zip_with(size_hist, ${size_edges}, (n, lo) -> IF(lo < ${small_request}, n, 0)),
                    CAST(0 AS BIGINT), (a, x) -> a + x) AS n_small,
-         CAST(NULL AS DOUBLE) AS mean_req
+         CAST(NULL AS DOUBLE) AS mean_req, 'beacon' AS src
   FROM dg_summary
   UNION ALL
   -- a job without a Beacon profile: LASSi's per-job counters (mean request size only)
@@ -101,7 +101,7 @@ pat_in AS (
          l.md / NULLIF(j.runtime_s, 0),
          CAST(l.ops AS BIGINT),
          CAST(IF(l.bytes / NULLIF(l.ops, 0) < ${small_request}, l.ops, 0) AS BIGINT),
-         l.bytes / NULLIF(l.ops, 0)
+         l.bytes / NULLIF(l.ops, 0), 'lassi'
   FROM lassi_io l JOIN job j ON j.job_id = l.job_id
   LEFT ANTI JOIN dg_summary s ON s.job_id = l.job_id
 ),
@@ -111,7 +111,7 @@ flags AS (
   LATERAL VIEW inline(array(
     named_struct('code', 'small-requests',
       'flag', s.n_req > 0 AND s.n_small >= ${small_share} * s.n_req,
-      'evidence', CASE WHEN s.mean_req IS NULL
+      'evidence', CASE WHEN s.src = 'beacon'
         THEN concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0), ' % of its ',
                     format_number(s.n_req, 0), ' requests were smaller than ',
                     CAST(${small_request} / 1024 AS INT), ' KiB')
@@ -125,8 +125,9 @@ flags AS (
       'recommendation', 'Use collective I/O with aggregators, or one file per node (N:N), and stripe the shared file over more OSTs.'),
     named_struct('code', 'metadata-heavy', 'flag', COALESCE(s.avg_mdops, 0) >= ${high_mdops},
       'evidence', concat(format_number(COALESCE(s.avg_mdops, 0), 0),
-                         ' metadata operations/s during its I/O phases (>= ',
-                         format_number(${high_mdops}, 0), ')'),
+                         IF(s.src = 'beacon', ' metadata operations/s during its I/O phases',
+                            ' metadata operations/s over its runtime (Lustre export counters)'),
+                         ' (>= ', format_number(${high_mdops}, 0), ')'),
       'recommendation', 'Open files once and keep them open; avoid stat/ls in loops; put many small files in an archive or a container file.')
   )) f AS code, flag, evidence, recommendation
   WHERE f.flag
