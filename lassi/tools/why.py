@@ -143,7 +143,7 @@ def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None
     rows = []
     if wh.has("job_diagnosis", day):
         rows = wh.read("job_diagnosis", [day]).filter(F.col("job_id") == job_id).collect()
-    jobs = _job_row(wh, day, job_id, known)
+    jobs = _job_row(wh, day, job_id, known).localCheckpoint()   # one row, read many times
     job = jobs.first()
     if not rows:
         rows = diagnose_frame(wh, site, day, jobs).collect()
