@@ -58,6 +58,11 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     if job is not None:
         yield (f"one job, all layers: lassi summarize-job {job.job_id} --site {site.name} "
                f"--warehouse {wh_root}; lassi umami {job.job_id} ...")
+    slow = (wh.read("job_diagnosis", date).orderBy(F.desc("job_lost_s"), "job_id")
+            .select("job_id").first())
+    if slow is not None:
+        yield (f"why was it slow: lassi why {slow.job_id} --site {site.name} "
+               f"--warehouse {wh_root} [--json] [--html why.html]")
     yield f"daily report: {index.resolve()}"
 
 
