@@ -46,6 +46,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import (
     IntegerType,
     LongType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -59,7 +60,8 @@ from lassi.core.textio import iter_files
 from lassi.core.warehouse import Warehouse
 
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
-# Beacon layer -> (table, parse_file(path, site, prev, day))
+# Beacon layer -> (table, parse_file(path, site, prev, day) -> (rows as dicts or a pyarrow
+# Table of lassi.ingest.columnar.row_schema(table), quarantined lines, ParseStats))
 BEACON: dict[str, tuple[str, Callable]] = {
     "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file_arrow),
     "lwfs-server": ("raw_lwfs_server", lwfs_server.parse_file),
@@ -78,6 +80,11 @@ BeaconTask = tuple[str, str | None, dt.date | None]
 # rows' `aux`)
 _Q_FIELDS = StructType([StructField(n, IntegerType() if n == "line_no" else StringType())
                         for n in QUARANTINED_FIELDS])
+# a file's line accounting as the Beacon executors send it (JSON in the wire rows' `aux`),
+# summed on the JVM side
+_COUNTS = ("files", "lines_read", "lines_used", "lines_quarantined", "rows", "counter_resets")
+_STATS = StructType([*[StructField(c, LongType()) for c in _COUNTS],
+                     StructField("extra", MapType(StringType(), LongType()))])
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -114,9 +121,9 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
               .persist())
     rows = spark.createDataFrame(tagged.filter(lambda x: x[0] == "r").map(lambda x: x[1]),
                                  schema_of("raw_lustre_stats"))
-    stats = ParseStats("lustre")
-    for s in tagged.filter(lambda x: x[0] == "s").map(lambda x: x[1]).collect():  # one per file
-        stats.add(ParseStats("lustre", *s))
+    totals = (tagged.filter(lambda x: x[0] == "s").map(lambda x: x[1])
+              .fold((0,) * 6, lambda a, b: tuple(i + j for i, j in zip(a, b, strict=True))))
+    stats = ParseStats("lustre", *totals)
     qs = spark.createDataFrame(tagged.filter(lambda x: x[0] == "q").map(lambda x: x[1]),
                                _Q_FIELDS)
     part = IngestResult(stats, [TableRows("raw_lustre_stats", rows)], qs)
@@ -219,9 +226,8 @@ def _beacon_batches(batches, source: str, site: Site):
                     yield side("q", [json.dumps({"source": q.source, "file": q.file,
                                                  "line_no": q.line_no, "raw": q.raw,
                                                  "reason": q.reason}) for q in qs])
-                yield side("s", [json.dumps([st.files, st.lines_read, st.lines_used,
-                                             st.lines_quarantined, st.rows, st.counter_resets,
-                                             st.extra])])
+                yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
+                                             "extra": st.extra})])
 
 
 def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
@@ -245,10 +251,12 @@ def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[Beaco
             else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
     rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date("ts"))
     owned = sorted({d for _, _, d in tasks if d is not None})
-    stats = ParseStats(source)
-    for r in wire.filter(F.col("tag") == "s").select("aux").collect():  # one per file
-        files, read, used, quarantined, n, resets, extra = json.loads(r.aux)
-        stats.add(ParseStats(source, files, read, used, quarantined, n, resets, extra))
+    per_file = wire.filter(F.col("tag") == "s").select(F.from_json("aux", _STATS).alias("s"))
+    totals = per_file.agg(*[F.sum(f"s.{c}").alias(c) for c in _COUNTS]).first()   # one row
+    extra = (per_file.select(F.explode("s.extra")).groupBy("key")
+             .agg(F.sum("value").alias("n")).collect())      # one row per counter name
+    stats = ParseStats(source, *[int(totals[c] or 0) for c in _COUNTS],
+                       {r["key"]: int(r["n"]) for r in extra})
     q = F.from_json("aux", _Q_FIELDS)
     qs = (wire.filter(F.col("tag") == "q")
           .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()])

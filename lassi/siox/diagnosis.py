@@ -44,10 +44,11 @@ def _read(wh: Warehouse, table: str, dates: list[dt.date]) -> DataFrame:
     return wh.read(table, [d for d in dates if wh.has(table, d)])
 
 
-def jobs_frame(wh: Warehouse, date: dt.date, job_ids: list[str] | None = None) -> DataFrame:
+def jobs_frame(wh: Warehouse, date: dt.date, job_ids: list[str] | None = None,
+               runs: DataFrame | None = None) -> DataFrame:
     """dg_jobs rows (sql/siox/steps/diagnosis_jobs.sql) of the jobs that started on `date`
-    (only `job_ids` when given)."""
-    runs = _read(wh, "app_run", [date])
+    (only `job_ids` when given), from `app_run` or the given app_run-shaped `runs`."""
+    runs = _read(wh, "app_run", [date]) if runs is None else runs
     slow = _read(wh, "run_slowdown", [date])
     if job_ids is not None:
         runs = runs.filter(F.col("job_id").isin(job_ids))

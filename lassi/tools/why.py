@@ -13,9 +13,11 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
+from lassi.core.schemas import schema_of
 from lassi.core.warehouse import Warehouse
 from lassi.siox.diagnosis import diagnose_frame, jobs_frame
 
@@ -82,22 +84,19 @@ def find_job(wh: Warehouse, job_id: str, date: dt.date | None = None) -> tuple[d
                    "job_metrics, darshan_job)")
 
 
-def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict):
-    """The job as diagnosis_jobs.sql gives it, or, for a job app_run does not hold, one row
-    from what the table that knows it says (no history)."""
+def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict) -> DataFrame:
+    """The job as diagnosis_jobs.sql gives it; a job app_run does not hold is run through
+    the same SQL as one app_run row made from what the table that knows it says."""
     jobs = jobs_frame(wh, day, [job_id])
     if jobs.first() is not None:
         return jobs
-    start = known.get("start") or known.get("start_time")
-    end = known.get("end") or known.get("end_time")
-    runtime = known.get("runtime_s") or ((end - start).total_seconds() if start and end
-                                         else None)
-    schema = ("job_id string, app string, user string, start timestamp, end timestamp, "
-              "runtime_s double, slowdown double, group_runs int, hist_lost_s double, "
-              "slowed boolean")
-    row = (job_id, known.get("app") or known.get("exe"), known.get("user"), start, end,
-           None if runtime is None else float(runtime), None, None, 0.0, False)
-    return wh.spark.createDataFrame([row], schema)
+    run = {"app_id": job_id, "job_id": job_id, "user": known.get("user"),
+           "exe": known.get("app") or known.get("exe"),
+           "start": known.get("start") or known.get("start_time"),
+           "end": known.get("end") or known.get("end_time"), "source": "why", "date": day}
+    schema = schema_of("app_run")
+    row = tuple(run.get(f.name) for f in schema.fields)
+    return jobs_frame(wh, day, runs=wh.spark.createDataFrame([row], schema))
 
 
 def _health(wh: Warehouse, start, end, targets: list[str]) -> list[str]:
