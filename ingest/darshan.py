@@ -52,6 +52,21 @@ _COUNTERS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 _FILE_COLS = ("opens", "reads", "writes", "bytes_read", "bytes_written", "read_time_s",
               "write_time_s", "meta_time_s")
+# Darshan's access-size histogram buckets (lower edges, bytes; the last is open-ended)
+SIZE_BUCKETS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M",
+                "10M_100M", "100M_1G", "1G_PLUS")
+# per module: the access-pattern counters (null where a module or a version lacks them)
+_PATTERN: dict[str, dict[str, tuple[str, ...]]] = {
+    "POSIX": {"seq_reads": ("POSIX_SEQ_READS",), "seq_writes": ("POSIX_SEQ_WRITES",),
+              "rw_switches": ("POSIX_RW_SWITCHES",),
+              "file_not_aligned": ("POSIX_FILE_NOT_ALIGNED",),
+              "mem_not_aligned": ("POSIX_MEM_NOT_ALIGNED",)},
+    "MPI-IO": {"coll_ops": ("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
+               "rw_switches": ("MPIIO_RW_SWITCHES",)},
+}
+_PATTERN_COLS = ("seq_reads", "seq_writes", "rw_switches", "file_not_aligned",
+                 "mem_not_aligned", "coll_ops")
+_HIST_PREFIX = {"POSIX": "POSIX_SIZE_{}_", "MPI-IO": "MPIIO_SIZE_{}_AGG_"}
 
 
 class DarshanLogError(Exception):
@@ -123,8 +138,26 @@ def _module_rows(report, mod: str) -> list[dict[str, Any]]:
             vals = [src[n].iat[i] for n in names if n in src.columns]
             vals = [v for v in vals if v >= 0]   # -1: counter not kept by this Darshan
             row[col] = (float(sum(vals)) if col.endswith("_s") else int(sum(vals)))
+        row.update(_pattern(c, i, mod))
         rows.append(row)
     return rows
+
+
+def _pattern(c, i: int, mod: str) -> dict[str, Any]:
+    """Row i's access-pattern counters and size histograms (None: not kept)."""
+    out: dict[str, Any] = dict.fromkeys(_PATTERN_COLS)
+    for col, names in _PATTERN.get(mod, {}).items():
+        vals = [int(c[n].iat[i]) for n in names if n in c.columns]
+        if vals and all(v >= 0 for v in vals):
+            out[col] = sum(vals)
+    for kind in ("read", "write"):
+        prefix = _HIST_PREFIX.get(mod, "").format(kind.upper())
+        names = [prefix + b for b in SIZE_BUCKETS]
+        hist = None
+        if prefix and all(n in c.columns for n in names):
+            hist = [max(int(c[n].iat[i]), 0) for n in names]
+        out[f"{kind}_size_hist"] = hist
+    return out
 
 
 def _perf(report) -> tuple[float | None, float | None]:

@@ -13,6 +13,7 @@ load with a `ConfigError` naming the file and the dotted key, e.g.
     settings.alerts        the component-alert sink and its backfill horizon
     settings.tokio         TOKIO job info, mounts, Darshan logs, history, significance
     settings.interference  Beacon interference-prone features (Fig. 12)
+    settings.diagnosis     `lassi why` / job_diagnosis: the I/O-pattern checks and slow OSTs
 
 The module imports neither Spark nor the rest of lassi (the counter names are read lazily),
 so `lassi.core.config` stays importable anywhere.
@@ -186,6 +187,24 @@ class Interference:
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """`diagnosis:`: the I/O-pattern checks of `lassi why` / job_diagnosis (in the spirit of
+    Drishti's) and the Darshan slow-OST rule (lassi.siox.diagnosis)."""
+
+    small_request: int = 65536         # bytes: a smaller request is small
+    small_share: float = 0.5           # small-requests: at least this share of requests
+    min_requests: int = 1000           # Darshan checks: a job with fewer requests is not judged
+    random_share: float = 0.2          # random-access: non-sequential share of POSIX requests
+    unaligned_share: float = 0.1       # unaligned: share not on the file's alignment
+    rw_switch_share: float = 0.1       # read-after-write: read<->write switches per request
+    collective_share: float = 0.5      # N:1 without aggregation: collective share below this
+    metadata_time_share: float = 0.3   # metadata-heavy: share of the I/O time in metadata ...
+    metadata_rank_s: float = 30.0      # ... and seconds of metadata per rank
+    slow_ost_r: float = 0.5            # Darshan slow OST: Pearson r below minus this (and
+                                       # p below tokio.p_value)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every analysis setting of a site, validated (see the module docstring)."""
 
@@ -198,6 +217,7 @@ class Settings:
     alerts: Alerts
     tokio: Tokio
     interference: Interference
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
 
     def baseline_period(self, date: dt.date) -> tuple[dt.date, dt.date]:
         """First and last date of the baseline period ending with `date` (inclusive): the
@@ -371,6 +391,18 @@ def _interference(data: Mapping, src: str) -> Interference:
     return Interference(**out)
 
 
+def _diagnosis(data: Mapping, src: str) -> Diagnosis:
+    cfg, where, out = _block(data, "diagnosis", src), f"{src}: diagnosis", {}
+    for k, v in Diagnosis().__dict__.items():
+        if cfg.get(k) is not None:
+            integer = isinstance(v, int)
+            number(cfg, k, where, integer=integer)
+            if k.endswith("_share"):
+                need(cfg[k] <= 1, f"{where}.{k}", "a share at most 1", cfg[k])
+            out[k] = int(cfg[k]) if integer else float(cfg[k])
+    return Diagnosis(**out)
+
+
 def build_settings(data: Mapping, src: str) -> Settings:
     """The settings of a merged site mapping; ConfigError names `src` and the dotted key."""
     number(data, "window_s", f"{src}: ", integer=True)
@@ -379,4 +411,5 @@ def build_settings(data: Mapping, src: str) -> Settings:
                     latency_buckets_s=tuple(float(e) for e in data["latency_buckets_s"]),
                     thresholds=_thresholds(data, src), risk=_risk(data, src),
                     wavelet=_wavelet(data, src), alerts=_alerts(data, src),
-                    tokio=_tokio(data, src), interference=_interference(data, src))
+                    tokio=_tokio(data, src), interference=_interference(data, src),
+                    diagnosis=_diagnosis(data, src))

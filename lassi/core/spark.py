@@ -11,6 +11,7 @@ A JVM that lassi starts itself logs to `$LASSI_LOG_DIR/spark.log` (default
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -61,6 +62,8 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
     submitted = _under_spark_submit()
     if not submitted and not os.environ.get("LASSI_VERBOSE"):
         _quiet_java_options(settings)
+        # PySpark's own JSON record of a failed query (the CLI says it in one line)
+        logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
     if not submitted:
         for k, v in settings.items():
             builder = builder.config(k, v)

@@ -170,7 +170,7 @@ def write_page(wh: Warehouse, d: Diagnosis, out: Path, path: pd.DataFrame | None
                 layer_bandwidth(path, Path(f"{stem}_layers.png")),
                 per_component(path, Path(f"{stem}_components.png"))]
     rows = [[td(str(i)), td(esc(c.kind)), td(f"<b>{esc(c.name)}</b>"),
-             td(f"{100 * c.share:.0f} %", "num"), td(esc(c.evidence)),
+             td(f"{100 * c.share:.0f} %" if c.lost_s > 0 else "-", "num"), td(esc(c.evidence)),
              td(esc(c.recommendation or "–"))] for i, c in enumerate(d.causes, 1)]
     facts = [f"started {d.start:%Y-%m-%d %H:%M} UTC" if d.start else str(d.date)]
     if d.runtime_s is not None:

@@ -5,15 +5,19 @@ One SQL (sql/siox/job_diagnosis.sql) turns what every analysis knows about a set
 into ranked causes, each with the share of the job's lost time it explains, one sentence of
 evidence and a recommendation:
 
-- lost time: the larger of the seconds its runs took beyond their command groups' mean
-  (LASSi `run_slowdown`) and the excess its causal path measured (`job_path`);
+- lost time: the largest of the seconds its runs took beyond their command groups' mean
+  (LASSi `run_slowdown`), the excess its causal path measured (`job_path`) and the wait on
+  a slow OST in its Darshan log;
 - `component`: faults the SIOX pinpoint named on its path (`job_path.lost_s`), with the
-  component anomalies that overlap the run;
+  component anomalies that overlap the run, and the OSTs whose files were slower in the
+  job's Darshan log (TOKIO's bad-OST test per job, lassi.siox.ost_correlation.slow_osts;
+  lost = its slowest file there - its slowest file elsewhere);
 - `neighbour`: Beacon's interference neighbours share the path's load part by bandwidth;
-- `pattern`: small requests, N:1 without aggregation, metadata-heavy phases
-  (`job_summary`; for a job without a Beacon profile, LASSi's per-job counters in
-  `app_hour`: mean request size and metadata ops/s; thresholds `thresholds.high_mdops` and
-  the module's SMALL_REQUEST / SMALL_SHARE) share what no component or neighbour explains;
+- `pattern`: small requests, N:1 without aggregation, metadata-heavy, random access,
+  unaligned, read-after-write — from the job's Darshan logs (darshan_file's access
+  counters), its Beacon profile (`job_summary`) or LASSi's per-job counters (`app_hour`:
+  mean request size, metadata ops/s), most precise first; thresholds in `diagnosis:` and
+  `thresholds.high_mdops` — share what no component or neighbour explains;
 - `history`: that remainder when no pattern is flagged.
 
 The stage explains the jobs that started on the date and were slowed (run_slowdown), had
@@ -27,15 +31,15 @@ import datetime as dt
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, LongType, StringType, StructType
 
 from lassi.core.config import Site
-from lassi.core.schemas import MDS_COUNTERS, REQUEST_SIZE_EDGES
+from lassi.core.schemas import DARSHAN_SIZE_EDGES, MDS_COUNTERS, REQUEST_SIZE_EDGES
+from lassi.core.schemas.common import field
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
-SMALL_REQUEST = 65536          # bytes: a smaller request is small (Drishti's threshold)
-SMALL_SHARE = 0.5              # pattern flagged when at least this share of requests is small
 MIN_LOST_S = 60.0              # path-measured loss that makes a job worth explaining ...
 MIN_LOST_SHARE = 0.05          # ... when it is also this share of its runtime
 
@@ -57,21 +61,79 @@ def jobs_frame(wh: Warehouse, date: dt.date, job_ids: list[str] | None = None,
     return wh.spark.sql(sql("siox/steps/diagnosis_jobs"))
 
 
+# dg_darshan_ost: per job, the OSTs whose files were slower in its Darshan logs
+DARSHAN_OST = StructType([
+    field("job_id", StringType(), False),
+    field("ost_name", StringType(), False),   # <fs>-OST%04x (tokio.mounts), else OST#<index>
+    field("coefficient", DoubleType()),
+    field("p_value", DoubleType()),
+    field("n_files", LongType()),
+    field("slowest_on_s", DoubleType()),
+    field("slowest_off_s", DoubleType()),
+])
+
+
+def _sql_array(values: list[int]) -> str:
+    return "array(" + ", ".join(f"CAST({v} AS BIGINT)" for v in values) + ")"
+
+
+def _size_text(n: int) -> str:
+    """Bytes in words: 102400 -> '100 KiB'."""
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            return f"{n / k:g} {unit}"
+    return f"{n} B"
+
+
+def darshan_slow_osts(site: Site, files: DataFrame) -> DataFrame:
+    """dg_darshan_ost rows from darshan_file rows: TOKIO's bad-OST test per job and file
+    system (OST indices are per file system), on the executors."""
+    mounts = dict(site.settings.tokio.mounts)
+    p_value, r = site.settings.tokio.p_value, site.settings.diagnosis.slow_ost_r
+    names = [f.name for f in DARSHAN_OST.fields]
+
+    def per_job(pdf):
+        import pandas as pd
+
+        from lassi.siox.ost_correlation import slow_osts
+
+        out = slow_osts(pdf, mounts.get(pdf["mount"].iat[0]), p_value, r)
+        out.insert(0, "job_id", pdf["job_id"].iat[0])
+        return out[names] if len(out) else pd.DataFrame(columns=names)
+
+    posix = files.filter((F.col("module") == "POSIX") & (F.size("ost_ids") > 0))
+    return posix.groupBy("job_id", "mount").applyInPandas(per_job, DARSHAN_OST)
+
+
 def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) -> DataFrame:
     """job_diagnosis rows of `jobs` (dg_jobs columns) that started on `date`."""
     jobs.createOrReplaceTempView("dg_jobs")
     ids = jobs.select("job_id")
     for view, table in (("dg_path", "job_path"), ("dg_interference", "interference"),
-                        ("dg_summary", "job_summary"), ("dg_app_hour", "app_hour")):
+                        ("dg_summary", "job_summary"), ("dg_app_hour", "app_hour"),
+                        ("dg_darshan_file", "darshan_file"), ("dg_darshan_job", "darshan_job")):
         _read(wh, table, [date]).join(ids, "job_id", "left_semi").createOrReplaceTempView(view)
     _read(wh, "component_anomaly", days(date, date + dt.timedelta(days=1))) \
         .createOrReplaceTempView("dg_anomaly")
-    edges = "array(" + ", ".join(f"CAST({e} AS BIGINT)" for e in REQUEST_SIZE_EDGES) + ")"
-    return wh.spark.sql(sql("siox/job_diagnosis", small_request=SMALL_REQUEST,
-                            small_share=SMALL_SHARE, size_edges=edges,
+    dg = site.settings.diagnosis
+    darshan_edges = _sql_array(DARSHAN_SIZE_EDGES)
+    # the Darshan evidence is read by several CTEs: computed once (a few rows per job)
+    wh.spark.sql(sql("siox/steps/darshan_io", darshan_edges=darshan_edges,
+                     small_request=dg.small_request)).localCheckpoint() \
+        .createOrReplaceTempView("dg_darshan")
+    files = wh.spark.table("dg_darshan_file")
+    (darshan_slow_osts(site, files).localCheckpoint() if wh.has("darshan_file", date)
+     else wh.spark.createDataFrame([], DARSHAN_OST)).createOrReplaceTempView("dg_darshan_ost")
+    # the jobs with their lost time: read by most CTEs of the diagnosis, computed once
+    wh.spark.sql(sql("siox/steps/diagnosis_lost")).localCheckpoint() \
+        .createOrReplaceTempView("dg_job")
+    small_text = _size_text(next((e for e in DARSHAN_SIZE_EDGES if e >= dg.small_request),
+                                 DARSHAN_SIZE_EDGES[-1]))
+    return wh.spark.sql(sql("siox/job_diagnosis", size_edges=_sql_array(REQUEST_SIZE_EDGES),
+                            darshan_edges=darshan_edges, small_text=small_text,
                             md_sum=" + ".join(f"a.{c}" for c in MDS_COUNTERS),
                             high_mdops=site.settings.thresholds.high_mdops,
-                            date=date.isoformat()))
+                            date=date.isoformat(), **dg.__dict__))
 
 
 def day_jobs(wh: Warehouse, date: dt.date) -> DataFrame:

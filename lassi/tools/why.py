@@ -23,7 +23,7 @@ from lassi.siox.diagnosis import diagnose_frame, jobs_frame
 
 # where a job may be known, most informative first: (table, start column)
 JOB_TABLES = (("app_run", "start"), ("job_summary", "start"), ("job_metrics", "start"),
-              ("darshan_job", "start_time"))
+              ("darshan_job", "start"))
 
 
 class WhyError(Exception):
@@ -155,6 +155,14 @@ def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None
     return d
 
 
+def share_text(c: Cause, lost_s: float) -> str:
+    """'42 % of the lost time', or what a cause without a share is."""
+    if c.lost_s > 0 or (lost_s > 0 and c.kind != "pattern"):
+        return f"{100 * c.share:.0f} % of the lost time"
+    return ("seen in its I/O; nothing lost is left to it" if lost_s > 0
+            else "seen in its I/O; its cost is not measured")
+
+
 def format_text(d: Diagnosis) -> str:
     """The answer in plain language, one cause per paragraph."""
     head = f"Job {d.job_id}"
@@ -174,7 +182,7 @@ def format_text(d: Diagnosis) -> str:
         lines.append("  No cause found: nothing on its path, no neighbour and no pattern "
                      "explains a slowdown.")
     for i, c in enumerate(d.causes, 1):
-        lines.append(f"  {i}. [{c.kind}] {c.name}: {100 * c.share:.0f} % of the lost time")
+        lines.append(f"  {i}. [{c.kind}] {c.name}: {share_text(c, d.lost_s)}")
         lines.append(f"     {c.evidence}")
         if c.recommendation:
             lines.append(f"     → {c.recommendation}")

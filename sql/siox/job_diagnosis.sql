@@ -1,31 +1,31 @@
 -- job_diagnosis: why each job was slow, and what should be done (issue #14; the logic of
 -- `lassi why`, lassi.siox.diagnosis). Ranked causes per job with the share of its lost time.
--- Inputs: views `dg_jobs` (siox/steps/diagnosis_jobs.sql: the jobs to explain, with
--- runtime, slowdown and the seconds their runs took beyond their groups' means), `dg_path` (their job_path rows), `dg_interference`
+-- Inputs: views `dg_job` (siox/steps/diagnosis_lost.sql: the jobs to explain, with runtime,
+-- slowdown and lost time), `dg_path` (their job_path rows), `dg_interference`
 -- (their interference rows), `dg_summary` (their job_summary rows), `dg_app_hour` (their
 -- app_hour rows: LASSi counters, the pattern evidence of a job without a Beacon profile),
--- `dg_anomaly` (component_anomaly of the days). Parameters: small_request (bytes),
--- small_share, high_mdops, size_edges (SQL array of REQUEST_SIZE_EDGES), md_sum (the sum
--- of the MDS counters), date.
--- Lost time: the larger of runtime - command group mean (LASSi) and the causal path's
--- measured excess (lost_s + lost_load_s). Causes:
---   component  pinpointed faults on the path (their lost_s);
+-- `dg_anomaly` (component_anomaly of the days), `dg_darshan` (siox/steps/darshan_io.sql:
+-- their Darshan access patterns), `dg_darshan_ost` (the OSTs whose files were slower in their
+-- Darshan logs, lassi.siox.ost_correlation.slow_osts). Parameters: the `diagnosis:` settings
+-- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
+-- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the
+-- Darshan small-request limit in words), high_mdops, size_edges and darshan_edges (SQL arrays),
+-- md_sum (the sum of the MDS counters), date.
+-- Causes:
+--   component  pinpointed faults on the path (their lost_s) and OSTs whose files were slower
+--              in the job's Darshan log (the longest file time on it - elsewhere);
 --   neighbour  Beacon interference neighbours share the path's load part by bandwidth
 --              (no path: half of what no component explains, marked weak);
---   pattern    small requests / N:1 / metadata-heavy share what is left;
+--   pattern    small requests / N:1 without aggregation / metadata-heavy / random access /
+--              unaligned / read-after-write share what is left (listed with share 0 when
+--              nothing is left: the recommendation still holds);
 --   history    what is left when no pattern is flagged.
-WITH tot AS (
-  SELECT job_id, SUM(lost_s) AS comp_lost, SUM(COALESCE(lost_load_s, 0)) AS load_lost,
-         COUNT(*) AS hops
-  FROM dg_path GROUP BY job_id
+WITH dost AS (
+  SELECT job_id, ost_name, coefficient, p_value, n_files, slowest_on_s, slowest_off_s,
+         GREATEST(slowest_on_s - COALESCE(slowest_off_s, 0), 0) AS lost_s
+  FROM dg_darshan_ost
 ),
-job AS (
-  SELECT j.*, COALESCE(t.comp_lost, 0) AS comp_lost, COALESCE(t.load_lost, 0) AS load_lost,
-         COALESCE(t.hops, 0) > 0 AS has_path,
-         GREATEST(COALESCE(j.hist_lost_s, 0),
-                  COALESCE(t.comp_lost, 0) + COALESCE(t.load_lost, 0), 0) AS lost_s
-  FROM dg_jobs j LEFT JOIN tot t ON t.job_id = j.job_id
-),
+job AS (SELECT * FROM dg_job),
 comp AS (
   SELECT p.job_id, p.component, MAX(p.kind) AS kind, SUM(p.lost_s) AS lost_s,
          MIN(CASE WHEN p.lost_s > 0 THEN p.ts END) AS first_ts,
@@ -41,8 +41,8 @@ anom AS (
   JOIN dg_anomaly a ON a.component = c.component AND a.start <= j.end AND a.end >= j.start
   GROUP BY c.job_id, c.component
 ),
-comp_causes AS (
-  SELECT c.job_id, 'component' AS kind, c.component AS name, c.lost_s,
+path_causes AS (
+  SELECT c.job_id, 'component' AS kind, c.component AS name, c.lost_s, 0 AS src,
          concat(CASE c.kind WHEN 'fwd' THEN 'forwarding node ' ELSE 'OST ' END, c.component,
                 ' was pinpointed at fault ', date_format(c.first_ts, 'HH:mm'), '-',
                 date_format(c.last_ts, 'HH:mm'), ' UTC while the job used it; the job lost ',
@@ -56,6 +56,26 @@ comp_causes AS (
          END AS recommendation
   FROM comp c LEFT JOIN anom a ON a.job_id = c.job_id AND a.component = c.component
 ),
+darshan_causes AS (
+  SELECT job_id, 'component' AS kind, ost_name AS name, lost_s, 1 AS src,
+         concat('files on OST ', ost_name, ' were slower in its Darshan log (Pearson r ',
+                format_number(coefficient, 2), ' over ', CAST(n_files AS STRING),
+                ' files, p ', format_string('%.1g', p_value), '): they took up to ',
+                format_number(slowest_on_s, 0), ' s, its files elsewhere up to ',
+                COALESCE(format_number(slowest_off_s, 0), '?'), ' s') AS evidence,
+         'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
+           AS recommendation
+  FROM dost WHERE lost_s > 0
+),
+comp_causes AS (      -- one cause per component: the path's evidence before Darshan's
+  SELECT job_id, kind, name, lost_s, evidence, recommendation FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id, name ORDER BY src) AS k
+    FROM (SELECT * FROM path_causes UNION ALL SELECT * FROM darshan_causes))
+  WHERE k = 1
+),
+ctot AS (
+  SELECT job_id, SUM(lost_s) AS comp_lost FROM comp_causes GROUP BY job_id
+),
 nb AS (
   SELECT job_id, neighbour, MAX(cause) AS cause, MAX(COALESCE(bw, 0)) AS bw,
          MAX(COALESCE(iops, 0)) AS iops, MAX(COALESCE(mdops, 0)) AS mdops
@@ -63,7 +83,8 @@ nb AS (
 ),
 nb_causes AS (
   SELECT n.job_id, 'neighbour' AS kind, n.neighbour AS name,
-         CASE WHEN j.has_path THEN j.load_lost ELSE 0.5 * GREATEST(j.lost_s - j.comp_lost, 0) END
+         CASE WHEN j.has_path THEN j.load_lost
+              ELSE 0.5 * GREATEST(j.lost_s - COALESCE(t.comp_lost, 0), 0) END
            * CASE WHEN SUM(n.bw) OVER w > 0 THEN n.bw / SUM(n.bw) OVER w
                   ELSE 1.0 / COUNT(*) OVER w END AS lost_s,
          concat('job ', n.neighbour, ' shared its forwarding nodes (', n.cause, '; ',
@@ -73,14 +94,15 @@ nb_causes AS (
                      ELSE ' - no path data: the share is a rough split' END) AS evidence,
          'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
            AS recommendation
-  FROM nb n JOIN job j ON j.job_id = n.job_id
+  FROM nb n JOIN job j ON j.job_id = n.job_id LEFT JOIN ctot t ON t.job_id = n.job_id
   WINDOW w AS (PARTITION BY n.job_id)
 ),
 rest AS (
   SELECT j.job_id,
-         GREATEST(j.lost_s - j.comp_lost - COALESCE(SUM(n.lost_s), 0), 0) AS rest_s
-  FROM job j LEFT JOIN nb_causes n ON n.job_id = j.job_id
-  GROUP BY j.job_id, j.lost_s, j.comp_lost
+         GREATEST(j.lost_s - COALESCE(MAX(t.comp_lost), 0) - COALESCE(SUM(n.lost_s), 0), 0)
+           AS rest_s
+  FROM job j LEFT JOIN nb_causes n ON n.job_id = j.job_id LEFT JOIN ctot t ON t.job_id = j.job_id
+  GROUP BY j.job_id, j.lost_s
 ),
 lassi_io AS (
   SELECT a.job_id, SUM(a.read_ops + a.write_ops) AS ops,
@@ -89,48 +111,103 @@ lassi_io AS (
   FROM dg_app_hour a GROUP BY a.job_id
 ),
 pat_in AS (
-  SELECT job_id, io_mode, n_io_nodes, avg_mdops,
+  SELECT job_id, 'beacon' AS src, io_mode, n_io_nodes, avg_mdops,
          aggregate(size_hist, CAST(0 AS BIGINT), (a, x) -> a + x) AS n_req,
          aggregate(zip_with(size_hist, ${size_edges}, (n, lo) -> IF(lo < ${small_request}, n, 0)),
                    CAST(0 AS BIGINT), (a, x) -> a + x) AS n_small,
-         CAST(NULL AS DOUBLE) AS mean_req, 'beacon' AS src
+         CAST(NULL AS DOUBLE) AS mean_req, CAST(NULL AS STRUCT<n_random: BIGINT,
+         n_unaligned: BIGINT, n_switch: BIGINT, shared_files: BIGINT, shared_req: BIGINT,
+         shared_coll: BIGINT, nprocs: BIGINT, meta_s: DOUBLE, io_s: DOUBLE>) AS d
   FROM dg_summary
   UNION ALL
   -- a job without a Beacon profile: LASSi's per-job counters (mean request size only)
-  SELECT l.job_id, CAST(NULL AS STRING), CAST(NULL AS INT),
+  SELECT l.job_id, 'lassi', CAST(NULL AS STRING), CAST(NULL AS INT),
          l.md / NULLIF(j.runtime_s, 0),
          CAST(l.ops AS BIGINT),
          CAST(IF(l.bytes / NULLIF(l.ops, 0) < ${small_request}, l.ops, 0) AS BIGINT),
-         l.bytes / NULLIF(l.ops, 0), 'lassi'
+         l.bytes / NULLIF(l.ops, 0), NULL
   FROM lassi_io l JOIN job j ON j.job_id = l.job_id
   LEFT ANTI JOIN dg_summary s ON s.job_id = l.job_id
+  UNION ALL
+  -- the job's Darshan logs: every check, and the most precise evidence
+  SELECT job_id, 'darshan', NULL, NULL, NULL, n_req, n_small, NULL,
+         named_struct('n_random', n_random, 'n_unaligned', n_unaligned, 'n_switch', n_switch,
+                      'shared_files', shared_files, 'shared_req', shared_req,
+                      'shared_coll', shared_coll, 'nprocs', nprocs, 'meta_s', meta_s,
+                      'io_s', io_s)
+  FROM dg_darshan WHERE n_req >= ${min_requests}
 ),
-flags AS (
-  SELECT s.job_id, f.code, f.evidence, f.recommendation
+checks AS (
+  SELECT s.job_id, s.src, f.code, f.flag, f.evidence, f.recommendation
   FROM pat_in s
   LATERAL VIEW inline(array(
     named_struct('code', 'small-requests',
       'flag', s.n_req > 0 AND s.n_small >= ${small_share} * s.n_req,
-      'evidence', CASE WHEN s.src = 'beacon'
-        THEN concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0), ' % of its ',
-                    format_number(s.n_req, 0), ' requests were smaller than ',
+      'evidence', CASE s.src
+        WHEN 'beacon' THEN concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0),
+                    ' % of its ', format_number(s.n_req, 0), ' requests were smaller than ',
                     CAST(${small_request} / 1024 AS INT), ' KiB')
+        WHEN 'darshan' THEN concat(format_number(100 * s.n_small / GREATEST(s.n_req, 1), 0),
+                    ' % of its ', format_number(s.n_req, 0), ' POSIX requests were under ',
+                    '${small_text} (Darshan)')
         ELSE concat('its ', format_number(s.n_req, 0), ' requests averaged ',
                     format_number(s.mean_req / 1024, 1), ' KiB (Lustre export counters), under ',
                     CAST(${small_request} / 1024 AS INT), ' KiB') END,
       'recommendation', 'Buffer or aggregate writes (collective I/O, larger transfer sizes, an I/O library such as HDF5/ADIOS with aggregation).'),
-    named_struct('code', 'n1-no-aggregation', 'flag', s.io_mode = 'N:1',
-      'evidence', concat('N:1 mode: ', COALESCE(CAST(s.n_io_nodes AS STRING), '?'),
-                         ' nodes wrote one shared file'),
+    named_struct('code', 'n1-no-aggregation',
+      'flag', CASE WHEN s.src = 'darshan'
+                THEN s.d.shared_files > 0 AND s.d.nprocs > 1 AND s.d.shared_req >= ${min_requests}
+                     AND s.d.shared_coll < ${collective_share} * s.d.shared_req
+                ELSE s.io_mode = 'N:1' END,
+      'evidence', IF(s.src = 'darshan',
+        concat(CAST(s.d.nprocs AS STRING), ' ranks shared ', CAST(s.d.shared_files AS STRING),
+               ' file(s); ', format_number(100 * s.d.shared_coll / GREATEST(s.d.shared_req, 1), 0),
+               ' % of their ', format_number(s.d.shared_req, 0),
+               ' requests were collective (Darshan)'),
+        concat('N:1 mode: ', COALESCE(CAST(s.n_io_nodes AS STRING), '?'),
+               ' nodes wrote one shared file')),
       'recommendation', 'Use collective I/O with aggregators, or one file per node (N:N), and stripe the shared file over more OSTs.'),
-    named_struct('code', 'metadata-heavy', 'flag', COALESCE(s.avg_mdops, 0) >= ${high_mdops},
-      'evidence', concat(format_number(COALESCE(s.avg_mdops, 0), 0),
-                         IF(s.src = 'beacon', ' metadata operations/s during its I/O phases',
-                            ' metadata operations/s over its runtime (Lustre export counters)'),
-                         ' (>= ', format_number(${high_mdops}, 0), ')'),
-      'recommendation', 'Open files once and keep them open; avoid stat/ls in loops; put many small files in an archive or a container file.')
+    named_struct('code', 'metadata-heavy',
+      'flag', CASE WHEN s.src = 'darshan'
+                THEN s.d.meta_s >= ${metadata_time_share} * s.d.io_s AND s.d.io_s > 0
+                     AND s.d.meta_s / GREATEST(s.d.nprocs, 1) >= ${metadata_rank_s}
+                ELSE COALESCE(s.avg_mdops, 0) >= ${high_mdops} END,
+      'evidence', CASE s.src
+        WHEN 'darshan' THEN concat('metadata took ', format_number(100 * s.d.meta_s / NULLIF(s.d.io_s, 0), 0),
+                    ' % of its I/O time, ', format_number(s.d.meta_s / GREATEST(s.d.nprocs, 1), 0),
+                    ' s per rank (Darshan)')
+        ELSE concat(format_number(COALESCE(s.avg_mdops, 0), 0),
+                    IF(s.src = 'beacon', ' metadata operations/s during its I/O phases',
+                       ' metadata operations/s over its runtime (Lustre export counters)'),
+                    ' (>= ', format_number(${high_mdops}, 0), ')') END,
+      'recommendation', 'Open files once and keep them open; avoid stat/ls in loops; put many small files in an archive or a container file.'),
+    named_struct('code', 'random-access',
+      'flag', s.d.n_random >= ${random_share} * s.n_req,
+      'evidence', concat(format_number(100 * s.d.n_random / GREATEST(s.n_req, 1), 0),
+                         ' % of its ', format_number(s.n_req, 0),
+                         ' POSIX requests were not sequential (Darshan)'),
+      'recommendation', 'Read and write in large contiguous blocks in file order: sort or batch the accesses, or let collective I/O or an I/O library reorder them.'),
+    named_struct('code', 'unaligned',
+      'flag', s.d.n_unaligned >= ${unaligned_share} * s.n_req,
+      'evidence', concat(format_number(100 * s.d.n_unaligned / GREATEST(s.n_req, 1), 0),
+                         ' % of its ', format_number(s.n_req, 0),
+                         ' POSIX requests did not start on the file system alignment (Darshan)'),
+      'recommendation', 'Align requests and file offsets to the stripe size (lfs getstripe): MPI-IO hints striping_unit/romio_cb_*, or H5Pset_alignment in HDF5.'),
+    named_struct('code', 'read-after-write',
+      'flag', s.d.n_switch >= ${rw_switch_share} * s.n_req,
+      'evidence', concat('its files switched between writing and reading ',
+                         format_number(s.d.n_switch, 0), ' times in ',
+                         format_number(s.n_req, 0), ' POSIX requests (Darshan)'),
+      'recommendation', 'Separate the write and read phases: keep data just written in memory instead of reading it back, or read it after one flush.')
   )) f AS code, flag, evidence, recommendation
-  WHERE f.flag
+),
+flags AS (      -- one per job and code: Darshan's evidence, then Beacon's, then LASSi's
+  SELECT job_id, code, evidence, recommendation FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id, code
+                                 ORDER BY CASE src WHEN 'darshan' THEN 0
+                                                   WHEN 'beacon' THEN 1 ELSE 2 END) AS k
+    FROM checks WHERE flag)
+  WHERE k = 1
 ),
 pattern_causes AS (
   SELECT f.job_id, 'pattern' AS kind, f.code AS name,
@@ -158,9 +235,12 @@ SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
        c.lost_s, c.evidence, c.recommendation,
        j.lost_s AS job_lost_s, j.slowdown, j.runtime_s, j.app, j.user, j.start,
        filter(array(
-         CASE WHEN NOT j.has_path THEN 'no causal path for this job (no Beacon forwarding layer or job trace): component evidence is missing, shares are weak' END,
-         CASE WHEN j.slowdown IS NULL THEN 'no command-group history for this run: lost time is what the causal path measured' END
+         CASE WHEN NOT j.has_path AND dj.job_id IS NULL THEN 'no causal path for this job (no Beacon forwarding layer or job trace): component evidence is missing, shares are weak'
+              WHEN NOT j.has_path THEN 'no causal path for this job (no Beacon forwarding layer or job trace): the component evidence is its Darshan log alone' END,
+         CASE WHEN j.slowdown IS NULL AND j.lost_s > 0 THEN 'no command-group history for this run: lost time is what the causal path or the Darshan log measured' END,
+         CASE WHEN j.lost_s <= 0 THEN 'no lost time measured (no command-group history, causal path or slow OST): the patterns are listed without a share' END
        ), x -> x IS NOT NULL) AS notes,
        DATE '${date}' AS date
 FROM job j JOIN causes c ON c.job_id = j.job_id
-WHERE c.lost_s > 0
+LEFT JOIN (SELECT DISTINCT job_id FROM dg_darshan) dj ON dj.job_id = j.job_id
+WHERE c.lost_s > 0 OR c.kind = 'pattern'

@@ -59,3 +59,8 @@ LATENCY_BUCKETS = 8
 REQUEST_SIZE_EDGES = [0, 4096, 16384, 65536, 262144, 1048576, 4194304]
 
 REQUEST_SIZE_LABELS = ["<4K", "4K-16K", "16K-64K", "64K-256K", "256K-1M", "1M-4M", ">=4M"]
+
+# Darshan's access-size buckets of darshan_file.read/write_size_hist (lower edges, bytes;
+# Darshan's 0_100, 100_1K, 1K_10K, ..., 1G_PLUS with 1K = 1024)
+DARSHAN_SIZE_EDGES = [0, 100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600,
+                      1073741824]

@@ -233,6 +233,17 @@ DARSHAN_FILE = StructType([
     field("stripe_size", LongType()),         # LUSTRE module (null without it)
     field("stripe_count", LongType()),
     field("ost_ids", ArrayType(IntegerType())),
+    # access pattern (Drishti-style checks in job_diagnosis); null where not kept
+    field("seq_reads", LongType()),           # POSIX: at a higher offset than the last
+    field("seq_writes", LongType()),
+    field("rw_switches", LongType()),         # POSIX/MPI-IO: read <-> write alternations
+    field("file_not_aligned", LongType()),    # POSIX: accesses not on the file alignment
+    field("mem_not_aligned", LongType()),
+    field("coll_ops", LongType()),            # MPI-IO: collective reads + writes
+    # access sizes: counts per Darshan bucket (DARSHAN_SIZE_EDGES: 0-100 B, 100 B-1 KiB,
+    # ... 1 GiB+); POSIX: each call, MPI-IO: the aggregate request
+    field("read_size_hist", ArrayType(LongType())),
+    field("write_size_hist", ArrayType(LongType())),
     DATE,
 ])
 
