@@ -155,6 +155,11 @@ def test_why_ranks_the_components_on_the_path(day):
     assert all(set(c) == {"kind", "name", "share", "evidence", "recommendation"}
                for c in out["causes"])
     assert any("no command-group history" in n for n in out["notes"])
+    assert not any("one forwarding node" in n for n in out["notes"])
+    # at 64 nodes the site has one forwarding node: fwd0's slowness and OST1's are confounded
+    small = diagnose(wh, load_site("taihulight", nodes=64), "J")
+    assert any("one forwarding node" in n and "may be the forwarding node" in n
+               for n in small.notes)
 
 
 def test_why_page_draws_the_path(day, tmp_path):

@@ -99,14 +99,25 @@ def darshan_day(spark, tmp_path_factory):
     return wh, site_file
 
 
+def _slow_indices_of(*names: str) -> set[int]:
+    from lassi.report.why_page import _slow_indices
+    from lassi.tools.why import Cause, Diagnosis
+
+    d = Diagnosis("x", DAY, causes=[Cause("component", n, 1.0, "") for n in names])
+    return _slow_indices(d)
+
+
 def _causes(d) -> dict[str, tuple[str, float, str]]:
     return {c.name: (c.kind, round(c.share, 6), c.evidence) for c in d.causes}
 
 
-def test_slow_ost_in_the_darshan_log_is_the_component_at_fault(darshan_day, capsys):
-    """OST 5's files took 60 s, the rest 10 s: 50 s lost there, all the lost time."""
+def test_slow_ost_in_the_darshan_log_is_the_component_at_fault(darshan_day, capsys, tmp_path):
+    """OST 5's files took 60 s, the rest 10 s: 50 s lost there, all the lost time; the page
+    draws the files by OST."""
     wh, site_file = darshan_day
-    rc = main(["why", "D1", "--json", "--warehouse", wh.root, "--site", str(site_file)])
+    page = tmp_path / "D1.html"
+    rc = main(["why", "D1", "--json", "--html", str(page), "--warehouse", wh.root,
+               "--site", str(site_file)])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["job_id"] == "D1"
     assert out["lost_s"] == pytest.approx(50.0)
@@ -117,6 +128,10 @@ def test_slow_ost_in_the_darshan_log_is_the_component_at_fault(darshan_day, caps
     assert "up to 60 s, its files elsewhere up to 10 s" in cause["evidence"]
     assert "stripe new files away from it" in cause["recommendation"]
     assert any("its Darshan log alone" in n for n in out["notes"])
+    png = tmp_path / "D1_darshan_osts.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'src="D1_darshan_osts.png"' in page.read_text()
+    assert _slow_indices_of("snx9-OST0005", "OST#7", "fwd3") == {5, 7}
 
 
 def _diagnose_many(wh, site, job_ids: list[str]) -> dict:

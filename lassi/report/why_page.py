@@ -6,9 +6,12 @@
   knowledge base; components at fault on the job's path in red;
 - the job's bandwidth in every layer over time (Beacon Fig. 3a);
 - its bandwidth per forwarding node and per OST (Figs. 3b, 14-15): a straggler stands out;
+- with a Darshan log that has Lustre striping: each file's I/O time by the OST it is
+  striped on (TOKIO's bad-OST view), slow OSTs in red;
 - the ranked causes with evidence and recommendations, and the notes.
 
-Data: the job's `job_path` rows (per minute and hop; a few thousand rows for a long job).
+Data: the job's `job_path` rows (per minute and hop; a few thousand rows for a long job)
+and its POSIX `darshan_file` rows with OST lists (one per file and rank).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from lassi.core.plotstyle import READ_COLOUR, WIDTH, WRITE_COLOUR, pyplot, save
 from lassi.core.warehouse import Warehouse
 from lassi.report.beacon import fmt_bytes
 from lassi.report.html import CSS, esc, html_table, td
+from lassi.siox.ost_correlation import file_performance
 from lassi.tools.why import Diagnosis
 
 LAYERS = [("compute", "compute nodes"), ("forwarding", "forwarding nodes"), ("ost", "OSTs"),
@@ -156,6 +160,59 @@ def per_component(path: pd.DataFrame, out: Path) -> Path:
     return save(fig, out)
 
 
+def darshan_files_frame(wh: Warehouse, d: Diagnosis) -> pd.DataFrame:
+    """The job's POSIX darshan_file rows with OST lists (one job's files)."""
+    if not wh.has("darshan_file", d.date):
+        return pd.DataFrame()
+    return (wh.read("darshan_file", [d.date])
+            .filter((F.col("job_id") == d.job_id) & (F.col("module") == "POSIX")
+                    & (F.size("ost_ids") > 0)).drop("date").toPandas())
+
+
+def _slow_indices(d: Diagnosis) -> set[int]:
+    """OST indices named by the job's component causes (`<fs>-OST000e`, `OST#14`)."""
+    out = set()
+    for c in d.causes:
+        if c.kind != "component":
+            continue
+        if c.name.startswith("OST#") and c.name[4:].isdigit():
+            out.add(int(c.name[4:]))
+        elif "-OST" in c.name:
+            try:
+                out.add(int(c.name.rsplit("-OST", 1)[1], 16))
+            except ValueError:
+                pass
+    return out
+
+
+def darshan_osts(files: pd.DataFrame, slow: set[int], out: Path) -> Path:
+    """Each file's I/O time (slowest rank) by the OSTs it is striped on; slow OSTs in red."""
+    import numpy as np
+
+    perf = file_performance(files).explode("ost_ids")
+    perf["ost"] = perf["ost_ids"].astype(int)
+    osts = sorted(perf["ost"].unique())
+    x = {o: i for i, o in enumerate(osts)}
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+    rng = np.random.default_rng(0)              # jitter: files on one OST side by side
+    for bad, colour, label in ((False, NORMAL, "file"), (True, FAULT, "file on a slow OST")):
+        p = perf[perf["ost"].isin(slow) == bad]
+        if len(p):
+            ax.scatter(p["ost"].map(x) + rng.uniform(-0.25, 0.25, len(p)), p["io_time"],
+                       s=10, alpha=0.6, color=colour, label=label)
+    ax.set_xticks(range(len(osts)))
+    ax.set_xticklabels([f"{o}" for o in osts], fontsize=7 if len(osts) > 30 else 9)
+    ax.set_xlabel("OST index")
+    ax.set_ylabel("file I/O time, slowest rank (s)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title("Each file's I/O time by the OST it is striped on (Darshan)",
+                 fontweight="bold", loc="left")
+    fig.tight_layout()
+    return save(fig, out)
+
+
 def write_page(wh: Warehouse, d: Diagnosis, out: Path, path: pd.DataFrame | None = None
                ) -> Path:
     """The HTML page (and its PNGs beside it) at `out`; `path`: the job's job_path rows
@@ -169,6 +226,9 @@ def write_page(wh: Warehouse, d: Diagnosis, out: Path, path: pd.DataFrame | None
         figs = [activity_graph(path, Path(f"{stem}_path.png")),
                 layer_bandwidth(path, Path(f"{stem}_layers.png")),
                 per_component(path, Path(f"{stem}_components.png"))]
+    files = darshan_files_frame(wh, d)
+    if not files.empty and not file_performance(files).empty:
+        figs.append(darshan_osts(files, _slow_indices(d), Path(f"{stem}_darshan_osts.png")))
     rows = [[td(str(i)), td(esc(c.kind)), td(f"<b>{esc(c.name)}</b>"),
              td(f"{100 * c.share:.0f} %" if c.lost_s > 0 else "-", "num"), td(esc(c.evidence)),
              td(esc(c.recommendation or "–"))] for i, c in enumerate(d.causes, 1)]
@@ -186,7 +246,8 @@ def write_page(wh: Warehouse, d: Diagnosis, out: Path, path: pd.DataFrame | None
     body += [f'<p><img src="{esc(f.name)}" alt="{esc(f.stem)}" style="max-width:100%"></p>'
              for f in figs]
     if not figs:
-        body.append("<p class='note'>No causal path for this job: no figures.</p>")
+        body.append("<p class='note'>No causal path and no Darshan striping for this job: "
+                    "no figures.</p>")
     out.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>lassi why "
                    f"{esc(d.job_id)}</title><style>{CSS}</style></head><body>"
                    + "\n".join(body) + "</body></html>", encoding="utf-8")

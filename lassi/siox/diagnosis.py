@@ -133,6 +133,8 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
                             darshan_edges=darshan_edges, small_text=small_text,
                             md_sum=" + ".join(f"a.{c}" for c in MDS_COUNTERS),
                             high_mdops=site.settings.thresholds.high_mdops,
+                            single_fwd=str(site.has_forwarding
+                                           and len(site.fwd_nodes) == 1).upper(),
                             date=date.isoformat(), **dg.__dict__))
 
 

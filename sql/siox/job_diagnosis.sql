@@ -9,8 +9,9 @@
 -- Darshan logs, lassi.siox.ost_correlation.slow_osts). Parameters: the `diagnosis:` settings
 -- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
 -- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the
--- Darshan small-request limit in words), high_mdops, size_edges and darshan_edges (SQL arrays),
--- md_sum (the sum of the MDS counters), date.
+-- Darshan small-request limit in words), single_fwd (TRUE: the site has one forwarding
+-- node), high_mdops, size_edges and darshan_edges (SQL arrays), md_sum (the sum of the MDS
+-- counters), date.
 -- Causes:
 --   component  pinpointed faults on the path (their lost_s) and OSTs whose files were slower
 --              in the job's Darshan log (the longest file time on it - elsewhere);
@@ -238,9 +239,12 @@ SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
          CASE WHEN NOT j.has_path AND dj.job_id IS NULL THEN 'no causal path for this job (no Beacon forwarding layer or job trace): component evidence is missing, shares are weak'
               WHEN NOT j.has_path THEN 'no causal path for this job (no Beacon forwarding layer or job trace): the component evidence is its Darshan log alone' END,
          CASE WHEN j.slowdown IS NULL AND j.lost_s > 0 THEN 'no command-group history for this run: lost time is what the causal path or the Darshan log measured' END,
+         CASE WHEN ${single_fwd} AND j.has_path AND ost.job_id IS NOT NULL THEN 'the site has one forwarding node: its own slowness and slow OSTs raise the same LWFS service times, so an OST named here may be the forwarding node (and the reverse)' END,
          CASE WHEN j.lost_s <= 0 THEN 'no lost time measured (no command-group history, causal path or slow OST): the patterns are listed without a share' END
        ), x -> x IS NOT NULL) AS notes,
        DATE '${date}' AS date
 FROM job j JOIN causes c ON c.job_id = j.job_id
 LEFT JOIN (SELECT DISTINCT job_id FROM dg_darshan) dj ON dj.job_id = j.job_id
+LEFT JOIN (SELECT DISTINCT job_id FROM path_causes WHERE name LIKE '%-OST%') ost
+  ON ost.job_id = j.job_id
 WHERE c.lost_s > 0 OR c.kind = 'pattern'
