@@ -118,12 +118,15 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
     dg = site.settings.diagnosis
     darshan_edges = _sql_array(DARSHAN_SIZE_EDGES)
     # the Darshan evidence is read by several CTEs: computed once (a few rows per job)
-    wh.spark.sql(sql("siox/steps/darshan_io", darshan_edges=darshan_edges,
-                     small_request=dg.small_request)).localCheckpoint() \
-        .createOrReplaceTempView("dg_darshan")
-    files = wh.spark.table("dg_darshan_file")
-    (darshan_slow_osts(site, files).localCheckpoint() if wh.has("darshan_file", date)
-     else wh.spark.createDataFrame([], DARSHAN_OST)).createOrReplaceTempView("dg_darshan_ost")
+    darshan = wh.spark.sql(sql("siox/steps/darshan_io", darshan_edges=darshan_edges,
+                               small_request=dg.small_request))
+    if wh.has("darshan_file", date):
+        darshan = darshan.localCheckpoint()
+        osts = darshan_slow_osts(site, wh.spark.table("dg_darshan_file")).localCheckpoint()
+    else:
+        osts = wh.spark.createDataFrame([], DARSHAN_OST)
+    darshan.createOrReplaceTempView("dg_darshan")
+    osts.createOrReplaceTempView("dg_darshan_ost")
     # the jobs with their lost time: read by most CTEs of the diagnosis, computed once
     wh.spark.sql(sql("siox/steps/diagnosis_lost")).localCheckpoint() \
         .createOrReplaceTempView("dg_job")
