@@ -95,7 +95,7 @@ def test_settings_are_typed_frozen_and_defaulted(tmp_path):
     import dataclasses
     import datetime as dt
 
-    from lassi.core.settings import FWD_LOAD_BANDS, Alerts, Interference, Tokio, Wavelet
+    from lassi.core.settings import FWD_LOAD_BANDS, Alerts, Diagnosis, Interference, Tokio, Wavelet
 
     s = load_site("taihulight").settings
     assert (s.window_s, s.baseline_days) == (60, 30)
@@ -109,8 +109,9 @@ def test_settings_are_typed_frozen_and_defaulted(tmp_path):
     assert th.fwd_load_bands == FWD_LOAD_BANDS
     assert s.risk.oss_ops[:2] == ("read_kb", "read_ops") and "open" in s.risk.mds_ops
     # conf/defaults.yaml and the dataclass defaults agree
-    assert s.wavelet == Wavelet() and s.tokio == Tokio() and s.interference == Interference()
-    assert s.alerts == Alerts()
+    assert s.wavelet == Wavelet() and s.interference == Interference()
+    assert s.alerts == Alerts() and s.diagnosis == Diagnosis()
+    assert s.tokio == Tokio(mounts=(("/online1", "online1"),))    # the site's Darshan mount
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.baseline_days = 7
     p = _write(tmp_path, lambda d: d.update(
