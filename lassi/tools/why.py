@@ -26,6 +26,9 @@ JOB_TABLES = (("app_run", "start"), ("job_summary", "start"), ("job_metrics", "s
               ("darshan_job", "start"))
 
 
+MINOR_SHARE = 0.02   # text output: neighbours below this share are folded into one line
+
+
 class WhyError(Exception):
     """The job cannot be found (said in one line)."""
 
@@ -181,10 +184,15 @@ def format_text(d: Diagnosis) -> str:
     if not d.causes:
         lines.append("  No cause found: nothing on its path, no neighbour and no pattern "
                      "explains a slowdown.")
-    for i, c in enumerate(d.causes, 1):
+    minor = [c for c in d.causes if c.kind == "neighbour" and c.share < MINOR_SHARE]
+    for i, c in enumerate([c for c in d.causes if c not in minor], 1):
         lines.append(f"  {i}. [{c.kind}] {c.name}: {share_text(c, d.lost_s)}")
         lines.append(f"     {c.evidence}")
         if c.recommendation:
             lines.append(f"     → {c.recommendation}")
+    if minor:
+        names = ", ".join(c.name for c in minor[:8]) + (", ..." if len(minor) > 8 else "")
+        lines.append(f"  + {len(minor)} more neighbours with under {MINOR_SHARE:.0%} each "
+                     f"({sum(c.share for c in minor):.0%} together): {names} (--json lists all)")
     lines += [f"  note: {n}" for n in d.notes]
     return "\n".join(lines)
