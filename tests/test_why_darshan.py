@@ -124,7 +124,7 @@ def test_slow_ost_in_the_darshan_log_is_the_component_at_fault(darshan_day, caps
     (cause,) = out["causes"]
     assert (cause["kind"], cause["name"], cause["share"]) == ("component", "snx9-OST0005", 1.0)
     # perfectly separated: every file on OST 5 slower -> r = -1 over the 24 files
-    assert "Pearson r -1.00 over 3 files" in cause["evidence"]
+    assert "Pearson r -1.00 over 24 files, 3 on it, p " in cause["evidence"]
     assert "up to 60 s, its files elsewhere up to 10 s" in cause["evidence"]
     assert "stripe new files away from it" in cause["recommendation"]
     assert any("its Darshan log alone" in n for n in out["notes"])
@@ -210,7 +210,7 @@ def test_real_badost_log_names_ost_14(realdata, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     top = out["causes"][0]
     assert (top["kind"], top["name"], top["share"]) == ("component", "snx11025-OST000e", 1.0)
-    assert "Pearson r -0.70" in top["evidence"]
+    assert "Pearson r -0.70 over 2048 files, 85 on it" in top["evidence"]
     assert out["lost_s"] == pytest.approx(778.494 - 16.939, abs=0.01)
 
     # e3sm_io: read/write switches and POSIX requests straight from PyDarshan

@@ -67,7 +67,8 @@ DARSHAN_OST = StructType([
     field("ost_name", StringType(), False),   # <fs>-OST%04x (tokio.mounts), else OST#<index>
     field("coefficient", DoubleType()),
     field("p_value", DoubleType()),
-    field("n_files", LongType()),
+    field("n_files", LongType()),             # files on the OST
+    field("n_total", LongType()),             # files the correlation ran over
     field("slowest_on_s", DoubleType()),
     field("slowest_off_s", DoubleType()),
 ])

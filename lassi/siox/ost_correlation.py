@@ -93,7 +93,7 @@ def ost_name(index: int, fs: str | None) -> str:
 
 
 SLOW_OST_COLUMNS = ["ost_index", "ost_name", "coefficient", "p_value", "n_files",
-                    "slowest_on_s", "slowest_off_s"]
+                    "n_total", "slowest_on_s", "slowest_off_s"]
 
 
 def slow_osts(files: pd.DataFrame, fs: str | None, p_threshold: float = P_THRESHOLD,
@@ -111,7 +111,7 @@ def slow_osts(files: pd.DataFrame, fs: str | None, p_threshold: float = P_THRESH
     for r in bad.itertuples():
         on = perf["ost_ids"].map(lambda o, k=r.ost_index: k in o)
         off = perf.loc[~on, "io_time"]
-        rows.append((r.ost_index, r.ost_name, r.coefficient, r.p_value, r.n_files,
+        rows.append((r.ost_index, r.ost_name, r.coefficient, r.p_value, r.n_files, len(perf),
                      float(perf.loc[on, "io_time"].max()),
                      float(off.max()) if len(off) else math.nan))
     return pd.DataFrame(rows, columns=SLOW_OST_COLUMNS)

@@ -22,7 +22,8 @@
 --              nothing is left: the recommendation still holds);
 --   history    what is left when no pattern is flagged.
 WITH dost AS (
-  SELECT job_id, ost_name, coefficient, p_value, n_files, slowest_on_s, slowest_off_s,
+  SELECT job_id, ost_name, coefficient, p_value, n_files, n_total, slowest_on_s,
+         slowest_off_s,
          GREATEST(slowest_on_s - COALESCE(slowest_off_s, 0), 0) AS lost_s
   FROM dg_darshan_ost
 ),
@@ -60,8 +61,9 @@ path_causes AS (
 darshan_causes AS (
   SELECT job_id, 'component' AS kind, ost_name AS name, lost_s, 1 AS src,
          concat('files on OST ', ost_name, ' were slower in its Darshan log (Pearson r ',
-                format_number(coefficient, 2), ' over ', CAST(n_files AS STRING),
-                ' files, p ', format_string('%.1g', p_value), '): they took up to ',
+                format_number(coefficient, 2), ' over ', CAST(n_total AS STRING), ' files, ',
+                CAST(n_files AS STRING), ' on it, p ', format_string('%.1g', p_value),
+                '): they took up to ',
                 format_number(slowest_on_s, 0), ' s, its files elsewhere up to ',
                 COALESCE(format_number(slowest_off_s, 0), '?'), ' s') AS evidence,
          'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
