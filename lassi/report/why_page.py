@@ -185,11 +185,12 @@ def _slow_indices(d: Diagnosis) -> set[int]:
     return out
 
 
-def darshan_osts(files: pd.DataFrame, slow: set[int], out: Path) -> Path:
-    """Each file's I/O time (slowest rank) by the OSTs it is striped on; slow OSTs in red."""
+def darshan_osts(perf: pd.DataFrame, slow: set[int], out: Path) -> Path:
+    """Each file's I/O time (slowest rank; `file_performance` rows) by the OSTs it is
+    striped on; slow OSTs in red."""
     import numpy as np
 
-    perf = file_performance(files).explode("ost_ids")
+    perf = perf.explode("ost_ids")
     perf["ost"] = perf["ost_ids"].astype(int)
     osts = sorted(perf["ost"].unique())
     x = {o: i for i, o in enumerate(osts)}
@@ -227,8 +228,9 @@ def write_page(wh: Warehouse, d: Diagnosis, out: Path, path: pd.DataFrame | None
                 layer_bandwidth(path, Path(f"{stem}_layers.png")),
                 per_component(path, Path(f"{stem}_components.png"))]
     files = darshan_files_frame(wh, d)
-    if not files.empty and not file_performance(files).empty:
-        figs.append(darshan_osts(files, _slow_indices(d), Path(f"{stem}_darshan_osts.png")))
+    perf = file_performance(files) if not files.empty else pd.DataFrame()
+    if not perf.empty:
+        figs.append(darshan_osts(perf, _slow_indices(d), Path(f"{stem}_darshan_osts.png")))
     rows = [[td(str(i)), td(esc(c.kind)), td(f"<b>{esc(c.name)}</b>"),
              td(f"{100 * c.share:.0f} %" if c.lost_s > 0 else "-", "num"), td(esc(c.evidence)),
              td(esc(c.recommendation or "–"))] for i, c in enumerate(d.causes, 1)]
