@@ -4,7 +4,10 @@ Formats (FORMATS.md §4), one file per host per UTC day,
 `beacon/<layer>/<host>/<YYYY-MM-DD>.log[.gz]`:
 
 - `lustre-client` (forwarding node, `osc.*.rpc_stats`), one line per OST per sample:
-  `<fwd-ip> <UTC ISO> <ost> <read_rpcs> <write_rpcs> <pages_per_rpc>`
+  `<fwd-ip> <UTC ISO> <ost> <read_rpcs> <write_rpcs> <pages_per_rpc> [<rpc_wait_us>]`
+  — the optional 7th field (a lassi extension) is the cumulative `req_waittime` sum of
+  `osc.*.stats` in microseconds: how long the node's Lustre client waited for that OST's
+  replies, the evidence that separates a slow OST from a slow forwarding node.
 - `ost` (OSS, `obdfilter.*.brw_stats`/`stats`), one line per OST per sample:
   `<oss-host> <UTC ISO> <ost> <read_rpcs> <write_rpcs> <pages_per_rpc> <read_bytes> <write_bytes>`
 - `mds`, one line per requesting host per sample: `<source> <UTC ISO> op=count op=count ...`
@@ -132,19 +135,20 @@ class Sample:
     ts: datetime
     values: Values
     row: dict
+    aux: Values = ()      # optional counters: deltas kept apart, never a reset of `values`
 
 
 @dataclass
 class Seed:
     """The previous day's last sample per series, and the host's last sample time."""
 
-    last: dict[Key, tuple[datetime, Values]] = field(default_factory=dict)
+    last: dict[Key, tuple[datetime, Values, Values]] = field(default_factory=dict)
     host_ts: datetime | None = None
 
     def add(self, s: Sample) -> None:
         old = self.last.get(s.key)
         if old is None or s.ts >= old[0]:
-            self.last[s.key] = (s.ts, s.values)
+            self.last[s.key] = (s.ts, s.values, s.aux)
         if self.host_ts is None or s.ts > self.host_ts:
             self.host_ts = s.ts
 
@@ -156,6 +160,7 @@ class Delta:
     delta: Values | None
     interval_s: float | None
     reset: bool
+    aux: Values | None = None
 
 
 @dataclass
@@ -194,6 +199,19 @@ def _step(values: Values, prev: Values) -> tuple[Values, bool]:
     return tuple(v - p for v, p in zip(values, prev, strict=True)), False
 
 
+def _aux_step(aux: Values, prev: Values, reset: bool) -> Values | None:
+    """Deltas of the optional counters: their new values after a reset, None when either
+    sample lacks them (a collector that started or stopped reporting them) or one went down
+    on its own."""
+    if not aux or len(prev) != len(aux):
+        return None
+    if reset:
+        return aux
+    if any(v < p for v, p in zip(aux, prev, strict=True)):
+        return None
+    return tuple(v - p for v, p in zip(aux, prev, strict=True))
+
+
 def apply_deltas(samples: list[Sample], seed: Seed | None, stats: ParseStats,
                  newborn: bool = True) -> list[Delta]:
     """Per-interval deltas of every sample (same order as `samples`); see the module doc.
@@ -213,7 +231,8 @@ def apply_deltas(samples: list[Sample], seed: Seed | None, stats: ParseStats,
             s = samples[i]
             if prev is not None:
                 delta, reset = _step(s.values, prev[1])
-                out[i] = Delta(delta, (s.ts - prev[0]).total_seconds(), reset)
+                out[i] = Delta(delta, (s.ts - prev[0]).total_seconds(), reset,
+                               _aux_step(s.aux, prev[2], reset))
                 stats.counter_resets += reset
             else:
                 born = host.previous_end(s.ts) if host is not None else None
@@ -221,9 +240,10 @@ def apply_deltas(samples: list[Sample], seed: Seed | None, stats: ParseStats,
                     out[i] = Delta(None, None, False)
                     _count(stats, "first_samples")
                 else:
-                    out[i] = Delta(s.values, (s.ts - born).total_seconds(), False)
+                    out[i] = Delta(s.values, (s.ts - born).total_seconds(), False,
+                                   s.aux or None)
                     _count(stats, "newborn_series")
-            prev = (s.ts, s.values)
+            prev = (s.ts, s.values, s.aux)
     return out  # type: ignore[return-value]
 
 
@@ -315,15 +335,16 @@ def _ost_name(text: str) -> str:
 
 def lustre_client_line(names: dict[str, str]) -> LineParser:
     """Parser of one lustre-client line (names: IP -> forwarding node name)."""
-    what = "<fwd-ip> <UTC> <ost> <read_rpcs> <write_rpcs> <pages_per_rpc>"
+    what = "<fwd-ip> <UTC> <ost> <read_rpcs> <write_rpcs> <pages_per_rpc> [<rpc_wait_us>]"
 
     def parse(line: str) -> Sample:
-        parts, ts = _head(line, 6, 6, what)
+        parts, ts = _head(line, 6, 7, what)
         ip, ost = parts[0], _ost_name(parts[2])
         rr, wr, ppr = counters(parts[3:6], "rpc counts/pages per rpc")
+        wait = counters(parts[6:], "rpc wait microseconds")
         row = {"fwd": names.get(ip), "ip": ip, "ts": ts, "ost": ost, "read_rpc": rr,
-               "write_rpc": wr, "pages_per_rpc": ppr}
-        return Sample((ip, ost), ts, (rr, wr), row)
+               "write_rpc": wr, "pages_per_rpc": ppr, "rpc_wait_us": wait[0] if wait else None}
+        return Sample((ip, ost), ts, (rr, wr), row, wait)
 
     return parse
 
@@ -341,6 +362,7 @@ def parse_lustre_client(path: str | Path, site: Site | None = None,
     for s, d in zip(samples, deltas, strict=True):
         dv = d.delta or (None, None)
         s.row.update(read_rpc_delta=dv[0], write_rpc_delta=dv[1], interval_s=d.interval_s,
+                     rpc_wait_us_delta=d.aux[0] if d.aux and dv[0] is not None else None,
                      reset=d.reset, file=str(path))
     return _finish(samples, q, stats)
 

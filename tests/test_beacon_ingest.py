@@ -267,6 +267,34 @@ def test_lustre_client_seed_newborn_gap_reset(tmp_path, site):
     assert stats.extra == {"first_samples": 1, "newborn_series": 1}
 
 
+def test_lustre_client_rpc_wait(tmp_path, site):
+    """The optional 7th field (cumulative osc req_waittime, µs): its delta per interval,
+    seeded from D-1; null when the collector starts reporting it (no previous value), when
+    the sample has no RPC delta; its new value after a reset of the RPC counters."""
+    folder = tmp_path / "lustre-client" / "fwd000"
+    prev = write(folder / "2018-02-24.log", [
+        "20.0.2.100 2018-02-24T23:59:50.000Z online1-OST0000 100 50 256 7000",
+    ])
+    path = write(folder / "2018-02-25.log", [
+        "20.0.2.100 2018-02-25T00:00:00.000Z online1-OST0000 110 50 256 7500",
+        "20.0.2.100 2018-02-25T00:00:00.000Z online1-OST0001 1 1 256",
+        "20.0.2.100 2018-02-25T00:00:10.000Z online1-OST0000 120 60 256 9100",
+        "20.0.2.100 2018-02-25T00:00:10.000Z online1-OST0001 2 1 256 40",
+        "20.0.2.100 2018-02-25T00:00:20.000Z online1-OST0000 4 1 256 300",
+        "20.0.2.100 2018-02-25T00:00:20.000Z online1-OST0001 3 1 256 x",
+    ])
+    rows, q, stats = beacon_layers.parse_lustre_client(path, site, prev=prev, day=D)
+    accounted(stats, q)
+    assert len(q) == 1 and "rpc wait" in q[0].reason
+    assert pick(rows, "ost", "read_rpc_delta", "rpc_wait_us", "rpc_wait_us_delta") == [
+        ("online1-OST0000", 10, 7500, 500),
+        ("online1-OST0001", 1, None, None),            # newborn, without the wait field
+        ("online1-OST0000", 10, 9100, 1600),
+        ("online1-OST0001", 1, 40, None),              # the field appears: no delta yet
+        ("online1-OST0000", 4, 300, 300),              # reset: the new value
+    ]
+
+
 def test_newborn_needs_an_earlier_sample_not_a_slow_one(tmp_path, site):
     """Lines of one sample spread over more than a second (each within 1 s of the last)
     are one sample: a series first seen late in it is a first sample, not a newborn."""

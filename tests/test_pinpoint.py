@@ -8,7 +8,7 @@ import itertools
 import pandas as pd
 import pytest
 
-from lassi.siox.pinpoint import pinpoint, split_parts
+from lassi.siox.pinpoint import pinpoint
 
 FWDS = ["fwd0", "fwd1", "fwd2"]
 OSTS = ["OST0", "OST1", "OST2", "OST3"]
@@ -58,9 +58,55 @@ def test_nothing_slow_or_too_little_names_nothing():
     assert pinpoint(obs.iloc[:0], shares.iloc[:0], min_excess=0.5) == []
 
 
-def test_split_parts_of_one_observation():
-    obs, shares = observations(lambda f, sh: 3.0 * sh["OST0"] + (1.5 if f == "fwd2" else 0))
+def one_node_with_waits(ost_slow: dict[str, float], fwd_beta: float):
+    """One forwarding node sending to every OST (the confound the LWFS fit alone cannot
+    split) for 20 minutes: 1,000 requests a minute expected to take 10 ms of thread time
+    each (10 s), one RPC per request expected to wait 5 ms at its OST. A slow OST x (factor
+    1 + b) makes its RPCs wait (1 + b) x as long, and the node's excess grows by that extra
+    wait / 10 s; a slow node adds fwd_beta to every minute's excess."""
+    obs, shares = [], []
+    for m in range(20):
+        raw = [(k + m) % 4 + 1 for k in range(4)]
+        sh = {o: r / sum(raw) for o, r in zip(OSTS, raw, strict=True)}
+        extra = 0.0
+        for o, share in sh.items():
+            expected = 1000 * share * 0.005
+            wait = expected * (1 + ost_slow.get(o, 0.0))
+            extra += wait - expected
+            shares.append((m, o, share, wait, expected))
+        obs.append(("fwd0", m, fwd_beta + extra / 10.0, 10.0))
+    return (pd.DataFrame(obs, columns=["fwd", "minute", "excess", "base_exe_time_s"]),
+            pd.DataFrame(shares, columns=["i", "ost", "share", "rpc_wait_s",
+                                          "expected_wait_s"]))
+
+
+def test_client_wait_separates_a_slow_ost_from_the_one_node_that_sends_to_it():
+    obs, shares = one_node_with_waits({"OST2": 19.0}, fwd_beta=0.0)
+    (fault,) = pinpoint(obs, shares, min_excess=0.5)
+    assert (fault.component, fault.kind, fault.evidence) == ("OST2", "ost", "rpc_wait")
+    assert fault.beta == pytest.approx(19.0)
+    assert fault.explained == pytest.approx(1.0)
+    # without the wait figures only the fit's evidence is left
+    blind = pinpoint(obs, shares[["i", "ost", "share"]], min_excess=0.5)
+    assert {f.evidence for f in blind} == {"lwfs_fit"}
+
+
+def test_client_wait_names_both_a_slow_ost_and_a_slow_node():
+    obs, shares = one_node_with_waits({"OST1": 4.0}, fwd_beta=1.5)
     faults = pinpoint(obs, shares, min_excess=0.5)
-    parts = split_parts(faults, "fwd2", {"OST0": 0.25, "OST1": 0.75})
-    assert parts == pytest.approx({"OST0": 0.75, "fwd2": 1.5})
-    assert split_parts(faults, "fwd0", {"OST1": 1.0}) == {}
+    assert [(f.component, f.evidence) for f in faults] == [("OST1", "rpc_wait"),
+                                                           ("fwd0", "lwfs_fit")]
+    assert faults[0].beta == pytest.approx(4.0)
+    assert faults[1].beta == pytest.approx(1.5)
+    assert sum(f.explained for f in faults) == pytest.approx(1.0)
+
+
+def test_client_wait_clears_the_osts_of_a_slow_node():
+    obs, shares = one_node_with_waits({"OST3": 0.3}, fwd_beta=2.0)   # OST3 30 %: normal
+    (fault,) = pinpoint(obs, shares, min_excess=0.5)
+    assert (fault.component, fault.kind, fault.evidence) == ("fwd0", "fwd", "lwfs_fit")
+    assert fault.beta == pytest.approx(2.0, rel=0.05)
+    # an OST whose wait is normal is not blamed by the fit either, however its share
+    # varies with the node's excess
+    obs["excess"] += 6.0 * shares[shares["ost"] == "OST0"].set_index("i")["share"]
+    assert [f.component for f in pinpoint(obs, shares, min_excess=0.5)] == ["fwd0"]

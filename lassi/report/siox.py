@@ -77,19 +77,26 @@ def _faults_html(wh: Warehouse, date) -> str:
             "the forwarding nodes' LWFS execution times beyond their knowledge base, hour by "
             "hour (<code>component_pinpoint</code>), and the time the jobs whose causal path "
             "runs through them lost there (<code>job_path</code>). Slowdown: how much longer "
-            "than normal a request entirely through the component took.</p>")
+            "than normal a request entirely through the component took. Evidence: "
+            "<i>client wait</i> — the forwarding nodes' Lustre clients waited that much longer "
+            "for the OST's replies (direct); <i>LWFS fit</i> — fitted to the forwarding "
+            "nodes' LWFS execution times (indirect: with one forwarding node in front of "
+            "every OST, a slow node and a slow OST look alike).</p>")
     if not wh.has("component_pinpoint", date):
         return head + "<p class='note'>No component pinpointed for this day.</p>"
     wh.read("component_pinpoint", date).createOrReplaceTempView("rs_pinpoint")
     wh.read("job_path", date).createOrReplaceTempView("rs_job_path")
     kinds = {"fwd": "forwarding node", "ost": "OST"}
+    evidence = {"rpc_wait": "client wait", "lwfs_fit": "LWFS fit"}
     rows = [[td(esc(r["component"])), td(esc(kinds.get(r["kind"], r["kind"]))),
+             td(esc(", ".join(evidence.get(e, e) for e in r["evidence"]))),
              td(", ".join(f"{h:%H}h" for h in r["named"])), td(integer(r["hours"]), "num"),
              td(f"{1 + r['max_beta']:.1f}×", "num"), td(f"{100 * r['explained']:.0f} %", "num"),
              td(integer(r["jobs"]), "num"), td(f"{r['lost_s'] / 60:.1f}", "num"),
              td(esc(r["worst_job"] or "–"))]
             for r in wh.spark.sql(sql("report/siox_faults")).collect()]   # one per component
-    return head + html_table(["component", "kind", "hours named (UTC)", "hours", "max slowdown",
+    return head + html_table(["component", "kind", "evidence", "hours named (UTC)", "hours",
+                              "max slowdown",
                               "excess explained", "jobs slowed", "job time lost (min)",
                               "most slowed job"], rows)
 

@@ -23,7 +23,9 @@
   (`Meta|Read|Write exe|wait` cumulative 8-bucket latency histograms of the requests
   served, then `queue length: <n>`), bracketed local time in the `beacon_local` zone.
 - `lustre-client/<fwd>/`: every `sample_s` one line per OST the forwarding node has ever
-  touched: cumulative read/write RPCs and the interval's average pages per RPC.
+  touched: cumulative read/write RPCs, the interval's average pages per RPC and the
+  client's cumulative wait for the OST's replies in µs (the optional 7th field: the OST's
+  service time, longer on a faulty OST, plus queueing at its utilisation, ±20 % noise).
 - `ost/<oss>/`: every `sample_s` one line per OST of the OSS: cumulative RPCs, pages per
   RPC of the interval, cumulative read/write bytes.
 - `mds/<mds>/`: every `sample_s` one line per source seen so far (forwarding-node IPs,
@@ -95,6 +97,7 @@ from lassi.sim.workload import MiB, Run
 SAMPLE_S = 10
 PAGE = 4096
 RPC_MAX = MiB
+RPCS_IN_FLIGHT = 8     # osc max_rpcs_in_flight: a client's outstanding RPCs per OST
 
 # node-level columns split over a run's I/O nodes: read_ops, write_ops, then the MDS ops
 _COLS = np.array([IDX["read_ops"], IDX["write_ops"]] + [IDX[c] for c in MDS])
@@ -301,8 +304,9 @@ class BeaconWriter:
         self.mds_hosts = [fs.mds for fs in site.filesystems]
         self.mds_peak = np.array([fs.mds_peak_ops for fs in site.filesystems])
         # cumulative state
-        # lustre traffic per (fwd, OST): read_rpcs, write_rpcs, pages, read_bytes, write_bytes
-        self.lc = np.zeros((nf, no, 5), dtype=np.int64)
+        # lustre traffic per (fwd, OST): read_rpcs, write_rpcs, pages, read_bytes, write_bytes,
+        # and the client's cumulative wait for the OST's replies (µs, osc req_waittime)
+        self.lc = np.zeros((nf, no, 6), dtype=np.int64)
         self.lc_prev = np.zeros_like(self.lc)
         self.touched = np.zeros((nf, no), dtype=bool)
         self.md = np.zeros((len(self.fs_names), nf, len(MDS)), dtype=np.int64)
@@ -339,6 +343,7 @@ class BeaconWriter:
         self.ost_faults: list[tuple[int, float, float, float]] = []
         self.ost_bw = np.array([fs.ost_peak_bw for fs in site.filesystems for _ in fs.osts])
         self.ost_iops = np.array([fs.ost_peak_iops for fs in site.filesystems for _ in fs.osts])
+        self.ost_mult = np.ones(no)        # the step's capacity factor of every OST (faults)
         self._day_cache: tuple[int, str] = (-1, "")
 
     # engine sink protocol ----------------------------------------------------------------
@@ -371,7 +376,8 @@ class BeaconWriter:
         rw = counts[:, _RW]
         tot["compute"] += rw.sum(axis=0)
         md_run = counts[:, _COLS[_MD]].sum(axis=1)
-        acc = _StepAcc(len(self.fwds))
+        acc = _StepAcc(len(self.fwds), len(self.ost_names))
+        self._ost_factors(t)
         md_fs = np.zeros(len(self.fs_names))
         for i, run in enumerate(runs):
             st = self._state(run)
@@ -387,6 +393,7 @@ class BeaconWriter:
             md_fs[st.fs_i] += md_run[i]
             self._run_step(st, vec, t, day, acc, self.engine.pair_step.get(run.run_no))
         self._latency(t, acc, md_fs)
+        self._rpc_wait(acc)
 
     def end(self, t: float) -> None:
         self._close_ended(t, set())
@@ -566,8 +573,7 @@ class BeaconWriter:
                                                 / self.fwd_bw)
             acc.srv_w[f, 1] += per_fwd[:, 1] * e1
             out = self._lustre(st, data, size, t, pair_ops)
-            if self.ost_faults:
-                self._slow_ost_time(st, out, size, t, acc)
+            self._ost_service(st, out, size, acc)
         if st.traced:
             if seg.kind == "meta":
                 i = st.ar[:, None]
@@ -600,27 +606,48 @@ class BeaconWriter:
         upd[:, :2] = out * rpc_per
         upd[:, 2] = (out[:, 0] + out[:, 1]) * pages_per
         upd[:, 3:] = out * size
-        self.lc[st.key_f, st.key_o] += upd
+        self.lc[st.key_f, st.key_o, :5] += upd
         self.touched[st.key_f, st.key_o] = True
         return out
 
-    def _slow_ost_time(self, st: _RunState, out: np.ndarray, size: int, t: float,
-                       acc: _StepAcc) -> None:
-        """A faulty OST (capacity x factor) serves each request 1/factor as slowly: the
-        forwarding node's Lustre client waits that much longer, so the LWFS thread that
-        executes the request is held longer (its exe time grows), by the OST's own service
-        time of a request (1/peak_iops + size/peak_bw) x (1/factor - 1) per Lustre request."""
-        mult = np.ones(len(self.ost_names))
+    def _ost_factors(self, t: float) -> None:
+        """The step's capacity factor of every OST (1, or a fault's factor while it lasts)."""
+        self.ost_mult[:] = 1.0
         for oi, factor, a, b in self.ost_faults:
             if a <= t < b:
-                mult[oi] *= factor
-        slow = mult[st.key_o] < 1.0
+                self.ost_mult[oi] *= factor
+
+    def _ost_service(self, st: _RunState, out: np.ndarray, size: int, acc: _StepAcc) -> None:
+        """The OSTs' service time of the run's Lustre requests this step: a request takes
+        (1/peak_iops + size/peak_bw) / factor at its OST (`acc.ost_busy`, what the client
+        waits for before queueing). A faulty OST (factor < 1) also holds the LWFS thread
+        that executes the request longer: its exe time grows by the OST's extra service time
+        (1/factor - 1) x the healthy one per Lustre request."""
+        o = st.key_o
+        base = 1.0 / self.ost_iops[o] + size / self.ost_bw[o]
+        mult = self.ost_mult[o]
+        np.add.at(acc.ost_busy, (st.key_f, o), out.sum(axis=1) * base / mult)
+        slow = mult < 1.0
         if not slow.any():
             return
-        o = st.key_o[slow]
-        extra = (1.0 / self.ost_iops[o] + size / self.ost_bw[o]) * (1.0 / mult[o] - 1.0)
+        extra = base[slow] * (1.0 / mult[slow] - 1.0)
         for c in (0, 1):
             np.add.at(acc.srv_w[:, c], st.key_f[slow], out[slow, c] * extra)
+
+    def _rpc_wait(self, acc: _StepAcc) -> None:
+        """The Lustre clients' wait for their OSTs' replies this step (osc req_waittime):
+        service time x (1 + queueing at the OST's utilisation) x log-normal noise (20 %).
+        Each client keeps at most RPCS_IN_FLIGHT RPCs outstanding per OST, so an RPC waits
+        at most that many service times (a closed queue)."""
+        busy = acc.ost_busy
+        f, o = np.nonzero(busy)
+        if not len(f):
+            return
+        rho = busy.sum(axis=0) / self.engine.dt
+        cap = RPCS_IN_FLIGHT * (busy > 0).sum(axis=0)
+        noise = self.rng.lognormal(-0.02, 0.2, len(f))
+        wait = busy[f, o] * np.minimum(1.0 + _wait_factor(rho[o]), cap[o]) * noise
+        self.lc[f, o, 5] += np.rint(wait * 1e6).astype(np.int64)
 
     def _trace_data(self, st: _RunState, data: list, size: int, t: float, day: str) -> None:
         base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(t)))
@@ -717,7 +744,7 @@ class BeaconWriter:
             _, iso, day = self._stamp("lustre-client", fwd, g)
             rows = lc[fi, osts].tolist()
             pp = ppr[fi, osts].tolist()
-            lines = [f"{ip} {iso} {self.ost_names[o]} {r[0]} {r[1]} {p}"
+            lines = [f"{ip} {iso} {self.ost_names[o]} {r[0]} {r[1]} {p} {r[5]}"
                      for o, r, p in zip(osts.tolist(), rows, pp, strict=True)]
             self.files.get(f"lustre-client/{fwd}", day).write("\n".join(lines) + "\n")
         ost = lc.sum(axis=0)
@@ -818,15 +845,16 @@ class BeaconWriter:
 class _StepAcc:
     """One step's per-forwarding-node load: demand and what was served."""
 
-    __slots__ = ("dem_n", "dem_w", "dem_meta", "srv", "srv_w", "clients")
+    __slots__ = ("dem_n", "dem_w", "dem_meta", "srv", "srv_w", "clients", "ost_busy")
 
-    def __init__(self, nf: int) -> None:
+    def __init__(self, nf: int, no: int) -> None:
         self.dem_n = np.zeros(nf)        # demanded data requests/s
         self.dem_w = np.zeros(nf)        # their thread time (no fault)
         self.dem_meta = np.zeros(nf)     # demanded metadata requests/s
         self.srv = np.zeros((nf, 3), dtype=np.int64)   # served meta, read, write requests
         self.srv_w = np.zeros((nf, 2))   # thread time of served reads, writes (no fault)
         self.clients = np.zeros(nf)      # processes doing I/O through the node
+        self.ost_busy = np.zeros((nf, no))   # OST service seconds of its Lustre requests
 
 
 def _split(total: int, weights: np.ndarray) -> np.ndarray | None:

@@ -6,7 +6,8 @@ Per day, for a site with forwarding nodes:
    `component_minute` with the `component_baseline` median at the same request-size and
    load class);
 2. the pinpoint (`lassi.siox.pinpoint`, applyInPandas per hour): which forwarding nodes
-   and OSTs explain the forwarding nodes' excess LWFS service time that hour →
+   and OSTs explain the forwarding nodes' excess LWFS service time that hour — OSTs by
+   their clients' wait for them where the Lustre client layer reports it →
    `component_pinpoint`;
 3. per job, minute and hop (compute node, forwarding node, OST, MDS) the job's bytes and
    requests there, the component's rate against its baseline and, at forwarding nodes,
@@ -42,18 +43,20 @@ def _pinpoint_hour(min_excess: float):
     """applyInPandas function: one hour's observations -> its component_pinpoint rows."""
 
     def fit(pdf: pd.DataFrame) -> pd.DataFrame:
-        obs = pdf.drop_duplicates(["fwd", "minute"])[["fwd", "minute", "excess"]]
+        obs = pdf.drop_duplicates(["fwd", "minute"])[["fwd", "minute", "excess",
+                                                      "base_exe_time_s"]]
         obs = obs.reset_index(drop=True)
         key = {(f, m): i for i, (f, m) in enumerate(zip(obs["fwd"], obs["minute"],
                                                         strict=True))}
         sh = pdf.dropna(subset=["ost"])
         shares = pd.DataFrame({"i": [key[(f, m)] for f, m in zip(sh["fwd"], sh["minute"],
                                                                   strict=True)],
-                               "ost": sh["ost"].to_numpy(), "share": sh["share"].to_numpy()})
+                               **{c: sh[c].to_numpy() for c in
+                                  ("ost", "share", "rpc_wait_s", "expected_wait_s")}})
         faults = pinpoint(obs, shares, min_excess)
         hour = pdf["hour"].iloc[0]
-        return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k)
-                             for k, f in enumerate(faults, 1)], columns=PIN_COLS)
+        return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k,
+                              f.evidence) for k, f in enumerate(faults, 1)], columns=PIN_COLS)
 
     return fit
 
@@ -89,9 +92,10 @@ def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
     """job_path rows of `date` from the registered views and the hour's pinpoint."""
     spark = wh.spark
     inp = spark.table("jp_pin_input")
-    inp.selectExpr("fwd", "minute", "excess").dropDuplicates(["fwd", "minute"]) \
-        .createOrReplaceTempView("jp_obs")
-    inp.filter("ost IS NOT NULL").selectExpr("fwd", "minute", "ost", "share") \
+    inp.selectExpr("fwd", "minute", "excess", "base_exe_time_s") \
+        .dropDuplicates(["fwd", "minute"]).createOrReplaceTempView("jp_obs")
+    inp.filter("ost IS NOT NULL") \
+        .selectExpr("fwd", "minute", "ost", "share", "rpc_wait_s", "expected_wait_s") \
         .createOrReplaceTempView("jp_shares")
     pins.createOrReplaceTempView("jp_pin")
     return spark.sql(sql("siox/job_path", date=date.isoformat()))

@@ -2,18 +2,26 @@
 (SIOX §4.4 and §6, "pinpoint"): pure numpy, no Spark.
 
 The evidence is the LWFS server's service time per forwarding node and minute against its
-knowledge base (`component_baseline`): excess = observed (execution + queueing) time of a
-data request / the baseline's for the same request-size and load class − 1. A slow
-forwarding node raises its own excess whatever OSTs it sends to; a slow OST holds the
-LWFS threads of every forwarding node that sends to it, in proportion to the share of
-their Lustre requests that go to it. Over the observations of a period (an hour: every
-busy forwarding node's minutes), each candidate explains the excess vector with one
-coefficient — a forwarding node f: excess_i = beta * [fwd_i = f]; an OST x:
-excess_i = beta * share_i(x) — by least squares. The candidate that removes the most of
-the squared excess wins, the chosen ones are refitted together (two faults at once share
-the observations they both touch) and the search repeats (greedy, at most MAX_FAULTS), as
-long as the winner removes at least MIN_EXPLAINED of what is left and its beta (how much
-slower than normal it made a request going entirely through it) is at least `min_excess`.
+knowledge base (`component_baseline`): excess = observed execution time of a data request
+/ the baseline's for the same request-size and load class − 1. Two kinds of candidate:
+
+1. An OST whose clients report how long they waited for its replies (osc req_waittime,
+   the lustre-client layer's optional field) is judged on that direct evidence (evidence
+   `rpc_wait`): its beta is the hour's wait over what its knowledge base predicts for as
+   many RPCs, − 1; at >= `min_excess` it is at fault, and its measured part of each
+   forwarding-node minute's excess — the extra wait / the thread time the node's requests
+   were expected to take — is taken off before anything else is fitted. This is what
+   separates a slow OST from a slow forwarding node even when one forwarding node sends
+   to every OST.
+2. What is left is fitted (evidence `lwfs_fit`): a forwarding node f explains
+   excess_i = beta * [fwd_i = f]; an OST without wait figures excess_i = beta * share_i(x)
+   (the share of the minute's Lustre requests that went to it: a slow OST holds the LWFS
+   threads of every forwarding node that sends to it in proportion). By least squares the
+   candidate that removes the most of the squared excess wins, the chosen ones are refitted
+   together (two faults at once share the observations they both touch) and the search
+   repeats (greedy, at most MAX_FAULTS), as long as the winner removes at least
+   MIN_EXPLAINED of what is left and its beta (how much slower than normal it made a
+   request going entirely through it) is at least `min_excess`.
 """
 
 from __future__ import annotations
@@ -29,27 +37,77 @@ MIN_EXPLAINED = 0.2
 
 @dataclass(frozen=True)
 class Fault:
-    """A pinpointed component: kind fwd|ost, beta (excess of a request through it) and
-    the fraction of the period's squared excess it removed."""
+    """A pinpointed component: kind fwd|ost, beta (excess of a request through it), the
+    fraction of the period's squared excess it removed, and its evidence (rpc_wait |
+    lwfs_fit)."""
 
     component: str
     kind: str
     beta: float
     explained: float
     n_obs: int
+    evidence: str = "lwfs_fit"
 
 
 def pinpoint(obs: pd.DataFrame, shares: pd.DataFrame, min_excess: float) -> list[Fault]:
     """Faulty components of one period.
 
-    obs: one row per observation `i` (fwd, minute) with `excess`; shares: rows (i, ost,
-    share) — the share of the observation's Lustre requests that went to the OST.
+    obs: one row per observation `i` (fwd, minute) with `excess` (and `base_exe_time_s`
+    where OSTs have wait figures); shares: rows (i, ost, share[, rpc_wait_s,
+    expected_wait_s]) — the share of the observation's Lustre requests that went to the
+    OST, and the client's wait for it next to the knowledge base's prediction.
     """
     if obs.empty:
         return []
     e = np.clip(obs["excess"].to_numpy(float), 0.0, None)
     total = float(e @ e)
     if total <= 0:
+        return []
+    measured, judged, left = _measured_osts(obs, shares, e, min_excess)
+    return measured + _fit(obs, shares, left, total, min_excess, judged)
+
+
+def _measured_osts(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray,
+                   min_excess: float) -> tuple[list[Fault], set[str], np.ndarray]:
+    """OSTs at fault by their clients' wait (evidence rpc_wait), largest part first; every
+    OST judged on its wait (faulty or not: the fit must not blame a healthy one); the
+    excess left once the faults' measured parts are taken off."""
+    total = float(e @ e)
+    if "expected_wait_s" not in shares or "base_exe_time_s" not in obs:
+        return [], set(), e
+    w = shares.dropna(subset=["rpc_wait_s", "expected_wait_s"])
+    w = w[w["expected_wait_s"] > 0]
+    if w.empty:
+        return [], set(), e
+    base = obs["base_exe_time_s"].to_numpy(float)
+    pos = {i: k for k, i in enumerate(obs.index)}
+    found = []
+    for ost, g in w.groupby("ost"):
+        beta = float(g["rpc_wait_s"].sum() / g["expected_wait_s"].sum() - 1.0)
+        if beta < min_excess:
+            continue
+        k = np.array([pos[i] for i in g["i"]])
+        part = np.zeros(len(e))
+        ok = base[k] > 0
+        part[k[ok]] = np.clip((g["rpc_wait_s"].to_numpy(float)
+                               - g["expected_wait_s"].to_numpy(float))[ok] / base[k[ok]],
+                              0.0, None)
+        found.append((float(part @ np.minimum(part, e)), str(ost), beta, part))
+    left = e.copy()
+    out = []
+    for _, ost, beta, part in sorted(found, key=lambda x: -x[0]):
+        rest = float(left @ left)
+        left = np.clip(left - part, 0.0, None)
+        out.append(Fault(ost, "ost", beta, (rest - float(left @ left)) / total,
+                         int((part > 0).sum()), "rpc_wait"))
+    return out, {str(o) for o in w["ost"].unique()}, left
+
+
+def _fit(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray, total: float,
+         min_excess: float, skip: set[str]) -> list[Fault]:
+    """The greedy least-squares search (evidence lwfs_fit) over what is left of the excess;
+    OSTs in `skip` (judged on their wait) are not candidates."""
+    if float(e @ e) <= 0:
         return []
     candidates: list[tuple[str, str, np.ndarray]] = []
     fwd = obs["fwd"].to_numpy()
@@ -58,6 +116,8 @@ def pinpoint(obs: pd.DataFrame, shares: pd.DataFrame, min_excess: float) -> list
     if not shares.empty:
         pos = {i: k for k, i in enumerate(obs.index)}
         for ost, g in shares.groupby("ost"):
+            if str(ost) in skip:
+                continue
             x = np.zeros(len(e))
             x[[pos[i] for i in g["i"]]] = g["share"].to_numpy(float)
             candidates.append((str(ost), "ost", x))
@@ -94,16 +154,3 @@ def _joint_fit(e: np.ndarray, xs: list[np.ndarray]) -> list[float]:
     at once share the observations they both touch."""
     beta, *_ = np.linalg.lstsq(np.column_stack(xs), e, rcond=None)
     return [max(0.0, float(b)) for b in beta]
-
-
-def split_parts(faults: list[Fault], fwd: str, ost_shares: dict[str, float]) -> dict[str, float]:
-    """How one forwarding-node observation's excess divides among the period's faults:
-    {component: its predicted excess there}; what is left of the observed excess is load
-    (queueing behind other work) and is not in the dict."""
-    parts = {}
-    for f in faults:
-        if f.kind == "fwd" and f.component == fwd:
-            parts[f.component] = f.beta
-        elif f.kind == "ost" and ost_shares.get(f.component, 0.0) > 0:
-            parts[f.component] = f.beta * ost_shares[f.component]
-    return parts

@@ -4,7 +4,8 @@
 -- (job_path of the day).
 WITH pins AS (
   SELECT component, kind, COUNT(*) AS hours, array_sort(collect_list(hour)) AS named,
-         MAX(beta) AS max_beta, AVG(explained) AS explained
+         MAX(beta) AS max_beta, AVG(explained) AS explained,
+         array_sort(collect_set(COALESCE(evidence, 'lwfs_fit'))) AS evidence
   FROM rs_pinpoint GROUP BY component, kind
 ),
 lost AS (
@@ -14,7 +15,7 @@ lost AS (
         WHERE lost_s > 0 GROUP BY component, job_id)
   GROUP BY component
 )
-SELECT p.component, p.kind, p.hours, p.named, p.max_beta, p.explained,
+SELECT p.component, p.kind, p.hours, p.named, p.max_beta, p.explained, p.evidence,
        COALESCE(l.jobs, 0) AS jobs, COALESCE(l.lost_s, 0) AS lost_s, l.worst_job
 FROM pins p LEFT JOIN lost l ON l.component = p.component
 ORDER BY lost_s DESC, hours DESC, component

@@ -4,15 +4,16 @@
 -- Input: view `cb_minutes` (component_minute of the period). Parameters: period_start,
 -- period_end (dates), date.
 -- A minute counts for bw and iops when the component moved data, for md_ops when it served
--- metadata, for exe_s / wait_s when the LWFS server reported them. Rows per (size class,
+-- metadata, for exe_s / wait_s when the LWFS server reported them, for rpc_s when the
+-- Lustre clients reported their wait for the OST. Rows per (size class,
 -- load class), per size class over all loads ('all'), and over everything ('all', 'all').
 WITH m AS (
   SELECT component, kind, COALESCE(size_class, 'none') AS size_class, load_class, metric, v
   FROM cb_minutes
-  LATERAL VIEW stack(5, 'bw', CASE WHEN bw > 0 THEN bw END,
+  LATERAL VIEW stack(6, 'bw', CASE WHEN bw > 0 THEN bw END,
                         'iops', CASE WHEN iops > 0 THEN iops END,
                         'md_ops', CASE WHEN md_ops > 0 THEN md_ops / interval_s END,
-                        'exe_s', exe_s, 'wait_s', wait_s) s AS metric, v
+                        'exe_s', exe_s, 'wait_s', wait_s, 'rpc_s', rpc_s) s AS metric, v
   WHERE v IS NOT NULL
 ),
 p AS (

@@ -12,6 +12,8 @@
 -- fwd: bytes and RPCs it moved to and from Lustre (Lustre client layer), requests and
 --   service times from the LWFS server; clients = jobs running on its compute nodes.
 -- MDS: metadata operations; clients = requesting hosts.
+-- rpc_s (OST): the forwarding nodes' Lustre clients' mean wait per RPC to it (osc
+--   req_waittime; null when the site's lustre-client lines lack it).
 WITH ost AS (
   SELECT ost AS component,
          LEAST(GREATEST(date_trunc('MINUTE', ts - make_dt_interval(0, 0, 0, interval_s / 2)),
@@ -22,7 +24,9 @@ WITH ost AS (
   WHERE read_bytes_delta >= 0 AND write_bytes_delta >= 0 AND interval_s > 0
 ),
 ost_clients AS (
-  SELECT ost, minute, COUNT(DISTINCT fwd) AS clients
+  SELECT ost, minute, COUNT(DISTINCT fwd) AS clients,
+         SUM(rpc_wait_s) / NULLIF(SUM(CASE WHEN rpc_wait_s IS NOT NULL
+                                           THEN read_rpcs + write_rpcs END), 0) AS rpc_s
   FROM cm_fwd_ost WHERE read_rpcs + write_rpcs > 0 GROUP BY ost, minute
 ),
 ost_rows AS (
@@ -30,7 +34,7 @@ ost_rows AS (
          SUM(ro) AS ro, SUM(wo) AS wo, 0.0 AS md, 60 AS interval_s,
          COALESCE(MAX(c.clients), 0) AS clients,
          CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len
+         CAST(NULL AS DOUBLE) AS queue_len, MAX(c.rpc_s) AS rpc_s
   FROM ost o LEFT JOIN ost_clients c ON o.component = c.ost AND o.minute = c.minute
   GROUP BY o.component, o.minute
 ),
@@ -60,7 +64,8 @@ fwd_rows AS (
          -- requests as the LWFS server counts them, split read/write like the RPCs
          CASE WHEN o.requests > 0 AND o.rpcs > 0 THEN o.requests * o.ro / o.rpcs ELSE o.ro END AS ro,
          CASE WHEN o.requests > 0 AND o.rpcs > 0 THEN o.requests * o.wo / o.rpcs ELSE o.wo END AS wo,
-         o.md, 60 AS interval_s, COUNT(j.job_id) AS clients, o.exe_s, o.wait_s, o.queue_len
+         o.md, 60 AS interval_s, COUNT(j.job_id) AS clients, o.exe_s, o.wait_s, o.queue_len,
+         CAST(NULL AS DOUBLE) AS rpc_s
   FROM fwd_obs o
   LEFT JOIN fwd_jobs j ON o.fwd = j.fwd AND j.start < o.minute + INTERVAL 1 MINUTE
                       AND j.`end` > o.minute
@@ -72,7 +77,7 @@ mds_rows AS (
          SUM(ops) AS md, 60 AS interval_s,
          COUNT(DISTINCT CASE WHEN ops > 0 THEN source END) AS clients,
          CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len
+         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s
   FROM cm_mds_minute
   WHERE minute >= TIMESTAMP '${day_start}' AND minute <= TIMESTAMP '${last_minute}'
   GROUP BY mds, minute
@@ -80,7 +85,7 @@ mds_rows AS (
 target_rows AS (
   SELECT target AS component, kind, ts AS minute, rb, wb, ro, wo, md, ${window_s} AS interval_s,
          clients, CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len
+         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s
   FROM cm_targets
 ),
 everything AS (
@@ -94,6 +99,6 @@ SELECT component, kind, minute AS ts, CAST(interval_s AS INT) AS interval_s,
        (rb + wb) / interval_s AS bw, (ro + wo) / interval_s AS iops,
        CASE WHEN ro + wo > 0 THEN ${size_class} END AS size_class,
        CAST(clients AS INT) AS clients, ${load_class} AS load_class,
-       exe_s, wait_s, queue_len, DATE '${date}' AS date
+       exe_s, wait_s, queue_len, rpc_s, DATE '${date}' AS date
 FROM everything
 WHERE rb + wb + ro + wo + md > 0 OR exe_s IS NOT NULL OR queue_len > 0

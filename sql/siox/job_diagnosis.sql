@@ -32,7 +32,9 @@ comp AS (
   SELECT p.job_id, p.component, MAX(p.kind) AS kind, SUM(p.lost_s) AS lost_s,
          MIN(CASE WHEN p.lost_s > 0 THEN p.ts END) AS first_ts,
          MAX(CASE WHEN p.lost_s > 0 THEN p.ts END) AS last_ts,
-         MIN(CASE WHEN p.kind = 'fwd' AND p.lost_s > 0 THEN p.rate_ratio END) AS worst_ratio
+         MIN(CASE WHEN p.lat_s IS NOT NULL AND p.lost_s > 0 THEN p.rate_ratio END) AS worst_ratio,
+         -- an OST hop with its clients' wait per RPC: named on direct evidence
+         MAX(p.layer = 'ost' AND p.lat_s IS NOT NULL) AS measured
   FROM dg_path p GROUP BY p.job_id, p.component HAVING SUM(p.lost_s) > 0
 ),
 anom AS (
@@ -247,6 +249,6 @@ SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
        DATE '${date}' AS date
 FROM job j JOIN causes c ON c.job_id = j.job_id
 LEFT JOIN (SELECT DISTINCT job_id FROM dg_darshan) dj ON dj.job_id = j.job_id
-LEFT JOIN (SELECT DISTINCT job_id FROM path_causes WHERE name LIKE '%-OST%') ost
+LEFT JOIN (SELECT DISTINCT job_id FROM comp WHERE kind = 'ost' AND NOT measured) ost
   ON ost.job_id = j.job_id
 WHERE c.lost_s > 0 OR c.kind = 'pattern'

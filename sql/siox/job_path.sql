@@ -2,17 +2,23 @@
 -- Inputs: views `jp_ts` (job_timeseries of the day), `jp_fwd_map` (fwd_map of the day),
 -- `jp_state` (siox/steps/component_state.sql), `jp_threads` (path_component's LWFS
 -- threads per forwarding node), `jp_shares` (forwarding node -> OST RPC shares per minute,
--- from siox/steps/pinpoint_input.sql), `jp_obs` (forwarding-node excess per minute) and
--- `jp_pin` (the hour's pinpointed components: hour, component, kind, beta).
+-- from siox/steps/pinpoint_input.sql, with the client's wait for the OST and the wait its
+-- knowledge base expects), `jp_obs` (forwarding-node excess and expected thread time per
+-- minute) and `jp_pin` (the hour's pinpointed components: hour, component, kind, beta,
+-- evidence).
 -- Hops: the job's compute nodes, forwarding nodes, OSTs and MDS as job_timeseries gives
 -- them (forwarding/OST/MDS bytes by the profiles' share rule: attribution 'share';
 -- compute nodes exact from the trace).
+-- lat_s / base_lat_s: at a forwarding node its LWFS service time, at an OST its clients'
+-- wait per RPC (when reported), each next to its knowledge base.
 -- Time at a forwarding node: the job's LWFS requests there (exact: its nodes' trace
 -- lines, mapped through fwd_map) x the node's mean service time (execution + queueing)
 -- / its service threads; expected_s the same at the knowledge base's median. The excess
 -- (spent - expected) is divided among the hour's pinpointed faults in proportion to the
 -- excess each predicts at that node and minute (a faulty forwarding node: its beta; a
--- faulty OST: its beta x the node's share of requests to it), what remains is load
+-- faulty OST: its measured part — the node's extra wait for it / the thread time the
+-- node's requests were expected to take — when pinpointed on its wait, else its beta x
+-- the node's share of requests to it), what remains is load
 -- (lost_load_s: queueing behind other work). A fault's part lands on its own hop row
 -- (an OST's on the job's row for that OST) as lost_s.
 WITH req AS (
@@ -33,7 +39,10 @@ ft AS (
 ),
 parts AS (
   SELECT o.fwd, o.minute, p.component, p.kind,
-         CASE WHEN p.kind = 'fwd' THEN p.beta ELSE p.beta * sh.share END AS part,
+         CASE WHEN p.kind = 'fwd' THEN p.beta
+              WHEN p.evidence = 'rpc_wait' THEN
+                GREATEST(sh.rpc_wait_s - sh.expected_wait_s, 0) / o.base_exe_time_s
+              ELSE p.beta * sh.share END AS part,
          GREATEST(o.excess, 0) AS excess
   FROM jp_obs o
   JOIN jp_pin p ON p.hour = date_trunc('HOUR', o.minute)
@@ -79,8 +88,9 @@ SELECT a.job_id, a.ts, a.layer, a.component,
                     ELSE COALESCE(s.kind, a.layer) END AS kind,
        a.read_bytes, a.write_bytes, a.ops, a.md_ops, a.share, a.attribution,
        s.bw AS comp_bw, s.base_bw, s.iops AS comp_iops, s.base_iops,
-       s.lat_s, s.base_lat_s,
+       COALESCE(s.lat_s, s.rpc_s) AS lat_s, COALESCE(s.base_lat_s, s.base_rpc_s) AS base_lat_s,
        CASE WHEN a.layer = 'forwarding' AND s.lat_s > 0 THEN s.base_lat_s / s.lat_s
+            WHEN a.layer = 'ost' AND s.rpc_s > 0 THEN s.base_rpc_s / s.rpc_s
             WHEN a.layer IN ('ost', 'mds') AND s.base_bw > 0 THEN s.bw / s.base_bw END
          AS rate_ratio,
        ft.spent_s, ft.expected_s, a.lost_s, ll.lost_load_s,

@@ -120,6 +120,9 @@ RAW_LUSTRE_CLIENT = StructType([
     field("interval_s", DoubleType()),
     field("reset", BooleanType(), False),
     field("file", StringType()),
+    # optional 7th field: cumulative osc req_waittime sum (µs); null when not collected
+    field("rpc_wait_us", LongType()),
+    field("rpc_wait_us_delta", LongType()),
     DATE,
 ])
 

@@ -71,13 +71,14 @@ COMPONENT_MINUTE = StructType([
     field("exe_s", DoubleType()),             # fwd: mean LWFS execution time of a data request
     field("wait_s", DoubleType()),            # fwd: mean LWFS queueing time of a data request
     field("queue_len", DoubleType()),         # fwd: mean LWFS queue length
+    field("rpc_s", DoubleType()),             # ost: its clients' mean wait per RPC (osc)
     DATE,
 ])
 
 COMPONENT_BASELINE = StructType([
     field("component", StringType(), False),
     field("kind", StringType(), False),
-    field("metric", StringType(), False),     # bw | iops | md_ops | exe_s | wait_s
+    field("metric", StringType(), False),     # bw | iops | md_ops | exe_s | wait_s | rpc_s
     field("size_class", StringType(), False),  # a REQUEST_SIZE_LABELS label, or 'all'
     field("load_class", StringType(), False),  # a LOAD_CLASSES label, or 'all'
     field("n", LongType(), False),            # busy intervals the percentiles are over
@@ -102,6 +103,8 @@ COMPONENT_PINPOINT = StructType([
     field("explained", DoubleType(), False),  # fraction of the hour's squared excess it removes
     field("n_obs", IntegerType(), False),     # forwarding-node minutes it touched
     field("rank", IntegerType(), False),      # 1 = found first (explains most)
+    field("evidence", StringType()),          # rpc_wait: its clients' wait for it; lwfs_fit:
+                                           # fitted to the forwarding nodes' LWFS excess
     DATE,
 ])
 
@@ -121,10 +124,12 @@ JOB_PATH = StructType([
     field("base_bw", DoubleType()),           # its knowledge base's median at that load
     field("comp_iops", DoubleType()),
     field("base_iops", DoubleType()),
-    field("lat_s", DoubleType()),             # fwd: mean LWFS execution + queueing time
-    field("base_lat_s", DoubleType()),        # fwd: knowledge base's median of the same
-    field("rate_ratio", DoubleType()),        # observed / normal (fwd: base_lat / lat;
-                                           # OST/MDS: bw / base bw, weak: demand-limited)
+    field("lat_s", DoubleType()),             # fwd: mean LWFS execution + queueing time;
+                                           # OST: its clients' mean wait per RPC (if reported)
+    field("base_lat_s", DoubleType()),        # knowledge base's median of the same
+    field("rate_ratio", DoubleType()),        # observed / normal (base_lat / lat where lat_s
+                                           # is known, else OST/MDS: bw / base bw, weak:
+                                           # demand-limited)
     field("spent_s", DoubleType()),           # fwd: the job's requests x lat / threads
     field("expected_s", DoubleType()),        # fwd: the same at the baseline's median
     field("lost_s", DoubleType(), False),     # seconds lost to this component being at fault

@@ -5,23 +5,25 @@
 -- The expectation is the baseline's median (p50) for the interval's size and load class,
 -- else for its size class over all loads, else for the component over everything. exe_s /
 -- lat_s: mean LWFS execution / execution + queueing time of a data request (forwarding
--- nodes only).
+-- nodes only); rpc_s: the Lustre clients' mean wait per RPC (OSTs, when reported).
 WITH b AS (
   SELECT component, size_class, load_class,
          MAX(CASE WHEN metric = 'bw' THEN p50 END) AS bw,
          MAX(CASE WHEN metric = 'iops' THEN p50 END) AS iops,
          MAX(CASE WHEN metric = 'exe_s' THEN p50 END) AS exe,
          MAX(CASE WHEN metric = 'exe_s' THEN p50 END)
-           + MAX(CASE WHEN metric = 'wait_s' THEN p50 END) AS lat
+           + MAX(CASE WHEN metric = 'wait_s' THEN p50 END) AS lat,
+         MAX(CASE WHEN metric = 'rpc_s' THEN p50 END) AS rpc
   FROM jp_baseline GROUP BY component, size_class, load_class
 )
 SELECT m.component, m.kind, m.ts, m.interval_s, m.bw, m.iops,
        m.read_ops + m.write_ops AS ops, m.size_class, m.load_class, m.clients,
-       m.exe_s, m.exe_s + m.wait_s AS lat_s,
+       m.exe_s, m.exe_s + m.wait_s AS lat_s, m.rpc_s,
        COALESCE(b1.bw, b2.bw, b3.bw) AS base_bw,
        COALESCE(b1.iops, b2.iops, b3.iops) AS base_iops,
        COALESCE(b1.exe, b2.exe, b3.exe) AS base_exe_s,
-       COALESCE(b1.lat, b2.lat, b3.lat) AS base_lat_s
+       COALESCE(b1.lat, b2.lat, b3.lat) AS base_lat_s,
+       COALESCE(b1.rpc, b2.rpc, b3.rpc) AS base_rpc_s
 FROM jp_minute m
 LEFT JOIN b b1 ON b1.component = m.component AND b1.size_class = COALESCE(m.size_class, 'none')
                AND b1.load_class = m.load_class
