@@ -12,6 +12,7 @@ from lassi.core.config import load_site
 from lassi.core.schemas import (
     APP_RUN,
     FWD_MAP,
+    PATH_COMPONENT,
     RAW_LUSTRE_CLIENT,
     RAW_LUSTRE_STATS,
     RAW_LWFS_SERVER,
@@ -30,10 +31,11 @@ def _t(hms: str) -> dt.datetime:
     return dt.datetime.combine(D, dt.time.fromisoformat(hms))
 
 
-def _client(fwd, ost, hms, read=None, write=None, pages=256):
+def _client(fwd, ost, hms, read=None, write=None, pages=256, wait_us=None):
     return schema_row(RAW_LUSTRE_CLIENT, fwd=fwd, ip="ip", ts=_t(hms), ost=ost, read_rpc=0,
                       write_rpc=0, pages_per_rpc=pages, read_rpc_delta=read,
-                      write_rpc_delta=write, interval_s=10.0, reset=False, date=D)
+                      write_rpc_delta=write, interval_s=10.0, reset=False,
+                      rpc_wait_us_delta=wait_us, date=D)
 
 
 def _ost(ost, hms, rpcs=None):
@@ -74,7 +76,7 @@ def knowledge(spark, tmp_path_factory):
                    _run("J2", ["cn00000"], "00:05:00", "00:20:00"),
                    _run("J3", ["cn00002"], "00:00:00", "01:00:00")], "app_run")
     wh.write_rows([_client("fwd000", OST0, "00:00:10"),             # first sample: no delta
-                   _client("fwd000", OST0, "00:00:20", read=10, write=0),
+                   _client("fwd000", OST0, "00:00:20", read=10, write=0, wait_us=40_000),
                    _client("fwd000", OST0, "00:01:10", read=0, write=5, pages=128),
                    _client("fwd001", OST1, "00:00:20", read=4, write=0)], "raw_lustre_client")
     wh.write_rows([_ost(OST0, "00:00:10"), _ost(OST0, "00:00:20", 10),
@@ -85,6 +87,9 @@ def knowledge(spark, tmp_path_factory):
                    _lwfs("Queue", "length", "00:00:10", queue=2),
                    _lwfs("Queue", "length", "00:00:20", queue=4)], "raw_lwfs_server")
     wh.write_rows([_mds("20.0.2.100", "fwd000", 30), _mds("login01", "login01", 12)], "raw_mds")
+    wh.write_rows([schema_row(PATH_COMPONENT, component=OST0, kind="ost", level=3,
+                              software=["ost"], peak_bw=float(MiB), peak_iops=1.0,
+                              source="site", date=D)], "path_component", [D])
     site = load_site("taihulight", nodes=1024)
     summary = build_component_baseline(wh, site, D)
     minutes = {(r["component"], r["ts"].strftime("%H:%M")): r
@@ -92,6 +97,21 @@ def knowledge(spark, tmp_path_factory):
     base = {(r["component"], r["metric"], r["size_class"], r["load_class"]): r
             for r in wh.read("component_baseline", [D]).collect()}
     return wh, site, summary, minutes, base
+
+
+def test_ost_rpc_wait_by_utilisation_class(knowledge):
+    """OST0 at 00:00: 10 RPCs of 1 MiB in the minute, its client waited 40 ms for them ->
+    rpc_s 4 ms; utilisation 10/60 of 1 RPC/s + 10 MiB/60 of 1 MiB/s = 1/3 -> u30-60%, the
+    class its rpc_s baseline is kept under. OST1 (no peaks, no wait): neither."""
+    _, _, _, minutes, base = knowledge
+    m = minutes[(OST0, "00:00")]
+    assert m["rpc_s"] == pytest.approx(0.004)
+    assert m["util_class"] == "u30-60%"
+    b = base[(OST0, "rpc_s", m["size_class"], "u30-60%")]
+    assert (b["n"], b["p50"]) == (1, pytest.approx(0.004))
+    assert (OST0, "rpc_s", m["size_class"], m["load_class"]) not in base
+    assert (minutes[(OST1, "00:00")]["rpc_s"], minutes[(OST1, "00:00")]["util_class"]) \
+        == (None, None)
 
 
 def test_bucket_mids():

@@ -110,3 +110,17 @@ def test_client_wait_clears_the_osts_of_a_slow_node():
     # varies with the node's excess
     obs["excess"] += 6.0 * shares[shares["ost"] == "OST0"].set_index("i")["share"]
     assert [f.component for f in pinpoint(obs, shares, min_excess=0.5)] == ["fwd0"]
+
+
+def test_client_wait_within_the_osts_normal_spread_is_not_a_fault():
+    """OST2 waited 2x its median: slow by the median alone (beta 1.0 >= 0.5), but its
+    knowledge base's 90th percentile is 1.6x the median, and 2 < 1.5 x 1.6 -> not named;
+    with a 90th percentile of 1.2x the median (2 >= 1.8) it is."""
+    obs, shares = one_node_with_waits({"OST2": 1.0}, fwd_beta=0.0)
+    shares["expected_wait90_s"] = shares["expected_wait_s"] * 1.6
+    assert [f.evidence for f in pinpoint(obs, shares, min_excess=0.5)] == []
+    shares["expected_wait90_s"] = shares["expected_wait_s"] * 1.2
+    (fault,) = pinpoint(obs, shares, min_excess=0.5)
+    assert (fault.component, fault.evidence) == ("OST2", "rpc_wait")
+    assert fault.beta == pytest.approx(1.0)
+

@@ -41,7 +41,7 @@ RE_SERVER = re.compile(rf"^{IP} \[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)\]  \[Trace\
                        rf"(Meta|Read|Write) (exe|wait): (\d+(?: \d+){{7}}) {TS}$")
 RE_QUEUE = re.compile(rf"^{IP} \[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)\]  \[Trace\]: "
                       rf"queue length: (\d+) {TS}$")
-RE_LCLIENT = re.compile(rf"^{IP} {TS} {OST} (\d+) (\d+) (\d+)$")
+RE_LCLIENT = re.compile(rf"^{IP} {TS} {OST} (\d+) (\d+) (\d+) (\d+)$")
 RE_OST = re.compile(rf"^(\S+) {TS} {OST} (\d+) (\d+) (\d+) (\d+) (\d+)$")
 RE_MDS = re.compile(rf"^(\S+) {TS}((?: [a-z_]+=\d+)+)$")
 
@@ -393,7 +393,7 @@ def test_lustre_client_rpcs_match_the_ost_layer(sc):
 
 def test_cumulative_counters_never_go_down(sc):
     for layer, rx, key, cols in (
-        ("lustre-client", RE_LCLIENT, lambda m: (m.group(1), m.group(3)), (4, 5)),
+        ("lustre-client", RE_LCLIENT, lambda m: (m.group(1), m.group(3)), (4, 5, 7)),
         ("ost", RE_OST, lambda m: m.group(3), (4, 5, 7, 8)),
         ("lwfs-server", RE_SERVER, lambda m: (m.group(1), m.group(3), m.group(4)), (5,)),
     ):
@@ -539,3 +539,15 @@ def test_a_slow_ost_lengthens_execution_at_healthy_forwarding_nodes(tmp_path, sc
             assert got > base + 0.15, (fwd, cls, base, got)   # measured +0.24 to +0.48
             checked += 1
     assert checked >= 2
+    # and the forwarding nodes' Lustre clients wait >= 1/0.2 x as long per RPC (the OSTs'
+    # service time; queueing at most 8 RPCs in flight), the evidence that names the OSTs
+    for name in sc.site.filesystems[0].osts:
+        ratio = []
+        for scen in (sc, slow):
+            last = scen.last("lustre-client", RE_LCLIENT, key=lambda m: (m.group(1), m.group(3)))
+            rows = [m for (_ip, o), m in last.items() if o == name]
+            rpcs = sum(int(m.group(4)) + int(m.group(5)) for m in rows)
+            ratio.append(sum(int(m.group(7)) for m in rows) / max(rpcs, 1))
+        if ratio[0] > 0:
+            print(name, [round(r * 1e3, 3) for r in ratio], "ms per RPC")
+            assert ratio[1] >= 4.5 * ratio[0], name

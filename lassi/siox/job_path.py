@@ -52,7 +52,8 @@ def _pinpoint_hour(min_excess: float):
         shares = pd.DataFrame({"i": [key[(f, m)] for f, m in zip(sh["fwd"], sh["minute"],
                                                                   strict=True)],
                                **{c: sh[c].to_numpy() for c in
-                                  ("ost", "share", "rpc_wait_s", "expected_wait_s")}})
+                                  ("ost", "share", "rpc_wait_s", "expected_wait_s",
+                                   "expected_wait90_s")}})
         faults = pinpoint(obs, shares, min_excess)
         hour = pdf["hour"].iloc[0]
         return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k,

@@ -3,8 +3,9 @@
 Per day, `component_minute` records what every forwarding node, OST, MDT and MDS did in
 each interval (a minute; a capture window for Lustre statistics): bytes and requests
 moved, the mean request size (its class), how many clients it served (its load class),
-and at a forwarding node the LWFS server's mean execution and queueing time of a data
-request and its queue length. `component_baseline` then holds, per component, metric (bw,
+at a forwarding node the LWFS server's mean execution and queueing time of a data request
+and its queue length, and at an OST its clients' mean wait per RPC (where the Lustre
+client layer reports it) with the OST's utilisation class (that wait grows with it). `component_baseline` then holds, per component, metric (bw,
 iops, md_ops, exe_s, wait_s), request-size class and load class, the 10th/50th/90th
 percentiles and the mean over the busy intervals of the baseline period (`baseline_days`
 ending with the date): what the component normally achieves at that load, the yardstick
@@ -27,7 +28,7 @@ from pyspark.sql import functions as F
 
 from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS, day_bounds, minute_bounds
-from lassi.core.schemas import LOAD_CLASSES, REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS
+from lassi.core.schemas import LOAD_CLASSES, REQUEST_SIZE_EDGES, REQUEST_SIZE_LABELS, UTIL_CLASSES
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
@@ -60,6 +61,12 @@ def load_class_sql(clients: str) -> str:
     return f"CASE {' '.join(cases)} ELSE '{LOAD_CLASSES[0][1]}' END"
 
 
+def util_class_sql(util: str) -> str:
+    """CASE expression: the UTIL_CLASSES label of a utilisation (null stays null)."""
+    cases = [f"WHEN {util} >= {lo} THEN '{lab}'" for lo, lab in reversed(UTIL_CLASSES)]
+    return f"CASE {' '.join(cases)} END"
+
+
 def has_observations(wh: Warehouse, date: dt.date) -> bool:
     """Does `date` hold any layer the knowledge base observes?"""
     return any(wh.has(t, date) for t in INPUTS)
@@ -82,6 +89,8 @@ def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> None:
     wh.read("app_run", days(date - dt.timedelta(days=MAX_RUN_DAYS), date)) \
         .createOrReplaceTempView("cm_runs")
     wh.read("fwd_map", [date]).createOrReplaceTempView("cm_fwd_map")
+    (wh.read("path_component", [date]).filter("kind = 'ost'")
+     .selectExpr("component AS ost", "peak_bw", "peak_iops").createOrReplaceTempView("cm_peaks"))
     start, end = day_bounds(date)
     (wh.read("raw_lustre_stats", [date, date + dt.timedelta(days=1)])
      .filter(F.col("kind").isin("export", "target"))
@@ -97,7 +106,8 @@ def component_minute(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     first, last = minute_bounds(date)
     size = "(rb + wb) / (ro + wo)"
     return wh.spark.sql(sql("siox/component_minute", size_class=size_class_sql(size),
-                            load_class=load_class_sql("clients"), window_s=site.window_s,
+                            load_class=load_class_sql("clients"),
+                            util_class=util_class_sql("util"), window_s=site.window_s,
                             day_start=first, last_minute=last, date=date.isoformat()))
 
 
@@ -105,6 +115,8 @@ def component_baseline(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """component_baseline rows of `date` from component_minute of its baseline period."""
     first, last = site.settings.baseline_period(date)
     wh.read("component_minute", days(first, last)).createOrReplaceTempView("cb_minutes")
+    (wh.read("component_anomaly", days(first, last)).filter("rule = 'system'")
+     .createOrReplaceTempView("cb_anomaly"))
     return wh.spark.sql(sql("siox/component_baseline", period_start=first.isoformat(),
                             period_end=last.isoformat(), date=date.isoformat()))
 

@@ -7,8 +7,10 @@ knowledge base (`component_baseline`): excess = observed execution time of a dat
 
 1. An OST whose clients report how long they waited for its replies (osc req_waittime,
    the lustre-client layer's optional field) is judged on that direct evidence (evidence
-   `rpc_wait`): its beta is the hour's wait over what its knowledge base predicts for as
-   many RPCs, − 1; at >= `min_excess` it is at fault, and its measured part of each
+   `rpc_wait`): its beta is the hour's wait over what its knowledge base's median predicts
+   for as many RPCs at the same utilisation, − 1. It is at fault when the wait exceeds
+   even the knowledge base's 90th percentile (its normal spread: queueing varies with
+   load) by `min_excess`, and its measured part of each
    forwarding-node minute's excess — the extra wait / the thread time the node's requests
    were expected to take — is taken off before anything else is fitted. This is what
    separates a slow OST from a slow forwarding node even when one forwarding node sends
@@ -54,8 +56,9 @@ def pinpoint(obs: pd.DataFrame, shares: pd.DataFrame, min_excess: float) -> list
 
     obs: one row per observation `i` (fwd, minute) with `excess` (and `base_exe_time_s`
     where OSTs have wait figures); shares: rows (i, ost, share[, rpc_wait_s,
-    expected_wait_s]) — the share of the observation's Lustre requests that went to the
-    OST, and the client's wait for it next to the knowledge base's prediction.
+    expected_wait_s, expected_wait90_s]) — the share of the observation's Lustre requests
+    that went to the OST, and the client's wait for it next to the knowledge base's median
+    and 90th-percentile predictions (without the latter the median is the test).
     """
     if obs.empty:
         return []
@@ -84,7 +87,10 @@ def _measured_osts(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray,
     found = []
     for ost, g in w.groupby("ost"):
         beta = float(g["rpc_wait_s"].sum() / g["expected_wait_s"].sum() - 1.0)
-        if beta < min_excess:
+        high = g["expected_wait_s"]
+        if "expected_wait90_s" in g:
+            high = g["expected_wait90_s"].fillna(high)
+        if g["rpc_wait_s"].sum() < (1.0 + min_excess) * high.sum():
             continue
         k = np.array([pos[i] for i in g["i"]])
         part = np.zeros(len(e))

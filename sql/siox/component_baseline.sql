@@ -1,15 +1,24 @@
 -- component_baseline: the knowledge base (SIOX §4.1): what each component normally
 -- achieves, per metric, request-size class and load class, as percentiles of its busy
 -- minutes over the baseline period (lassi.siox.knowledge).
--- Input: view `cb_minutes` (component_minute of the period). Parameters: period_start,
--- period_end (dates), date.
+-- Inputs: views `cb_minutes` (component_minute of the period) and `cb_anomaly`
+-- (component_anomaly of the period, system rule). Parameters: period_start, period_end
+-- (dates), date.
+-- Minutes inside a component's own anomaly window (Beacon's system rule: it ran far below
+-- its peak while busy) are left out: the knowledge base is what the component normally
+-- achieves, and a fault of hours in a short period would otherwise become its normal.
 -- A minute counts for bw and iops when the component moved data, for md_ops when it served
 -- metadata, for exe_s / wait_s when the LWFS server reported them, for rpc_s when the
--- Lustre clients reported their wait for the OST. Rows per (size class,
+-- Lustre clients reported their wait for the OST. rpc_s is kept per utilisation class
+-- (util_class) in place of the load class: an OST's queueing grows with its utilisation. Rows per (size class,
 -- load class), per size class over all loads ('all'), and over everything ('all', 'all').
 WITH m AS (
-  SELECT component, kind, COALESCE(size_class, 'none') AS size_class, load_class, metric, v
-  FROM cb_minutes
+  SELECT component, kind, COALESCE(size_class, 'none') AS size_class,
+         CASE WHEN metric = 'rpc_s' THEN COALESCE(util_class, load_class) ELSE load_class END
+           AS load_class, metric, v
+  FROM (SELECT * FROM cb_minutes m
+        WHERE NOT EXISTS (SELECT 1 FROM cb_anomaly a WHERE a.component = m.component
+                          AND m.ts >= a.start AND m.ts < a.`end`))
   LATERAL VIEW stack(6, 'bw', CASE WHEN bw > 0 THEN bw END,
                         'iops', CASE WHEN iops > 0 THEN iops END,
                         'md_ops', CASE WHEN md_ops > 0 THEN md_ops / interval_s END,

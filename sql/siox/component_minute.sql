@@ -4,8 +4,10 @@
 -- Inputs: views `cm_ost` (raw_ost of the day), `cm_fwd_ost` (beacon/steps/fwd_ost_minute
 -- over the day's raw_lustre_client), `cm_lwfs_minute` (siox/steps/lwfs_minute), `cm_mds_minute`
 -- (beacon/steps/mds_minute over the day's raw_mds), `cm_runs` (app_run that may overlap the
--- day), `cm_fwd_map` (fwd_map of the day) and `cm_targets` (siox/steps/lustre_target_window).
--- Parameters: size_class and load_class (CASE expressions over rb, wb, ro, wo and clients),
+-- day), `cm_fwd_map` (fwd_map of the day), `cm_targets` (siox/steps/lustre_target_window)
+-- and `cm_peaks` (path_component's OST peaks: ost, peak_bw, peak_iops).
+-- Parameters: size_class, load_class and util_class (CASE expressions over rb, wb, ro, wo,
+-- clients and util),
 -- window_s, day_start, last_minute, date.
 -- OST: bytes and RPCs from its own counters (a sample to the minute of its interval's
 --   midpoint); clients = forwarding nodes that sent it RPCs in the minute.
@@ -13,7 +15,8 @@
 --   service times from the LWFS server; clients = jobs running on its compute nodes.
 -- MDS: metadata operations; clients = requesting hosts.
 -- rpc_s (OST): the forwarding nodes' Lustre clients' mean wait per RPC to it (osc
---   req_waittime; null when the site's lustre-client lines lack it).
+--   req_waittime; null when the site's lustre-client lines lack it); util_class: its
+--   utilisation, iops / peak_iops + bw / peak_bw, as a class (null without peaks).
 WITH ost AS (
   SELECT ost AS component,
          LEAST(GREATEST(date_trunc('MINUTE', ts - make_dt_interval(0, 0, 0, interval_s / 2)),
@@ -34,8 +37,11 @@ ost_rows AS (
          SUM(ro) AS ro, SUM(wo) AS wo, 0.0 AS md, 60 AS interval_s,
          COALESCE(MAX(c.clients), 0) AS clients,
          CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len, MAX(c.rpc_s) AS rpc_s
+         CAST(NULL AS DOUBLE) AS queue_len, MAX(c.rpc_s) AS rpc_s,
+         (SUM(ro) + SUM(wo)) / 60 / MAX(p.peak_iops) + (SUM(rb) + SUM(wb)) / 60 / MAX(p.peak_bw)
+           AS util
   FROM ost o LEFT JOIN ost_clients c ON o.component = c.ost AND o.minute = c.minute
+  LEFT JOIN cm_peaks p ON p.ost = o.component
   GROUP BY o.component, o.minute
 ),
 fwd_lustre AS (
@@ -65,7 +71,7 @@ fwd_rows AS (
          CASE WHEN o.requests > 0 AND o.rpcs > 0 THEN o.requests * o.ro / o.rpcs ELSE o.ro END AS ro,
          CASE WHEN o.requests > 0 AND o.rpcs > 0 THEN o.requests * o.wo / o.rpcs ELSE o.wo END AS wo,
          o.md, 60 AS interval_s, COUNT(j.job_id) AS clients, o.exe_s, o.wait_s, o.queue_len,
-         CAST(NULL AS DOUBLE) AS rpc_s
+         CAST(NULL AS DOUBLE) AS rpc_s, CAST(NULL AS DOUBLE) AS util
   FROM fwd_obs o
   LEFT JOIN fwd_jobs j ON o.fwd = j.fwd AND j.start < o.minute + INTERVAL 1 MINUTE
                       AND j.`end` > o.minute
@@ -77,7 +83,8 @@ mds_rows AS (
          SUM(ops) AS md, 60 AS interval_s,
          COUNT(DISTINCT CASE WHEN ops > 0 THEN source END) AS clients,
          CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s
+         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s,
+         CAST(NULL AS DOUBLE) AS util
   FROM cm_mds_minute
   WHERE minute >= TIMESTAMP '${day_start}' AND minute <= TIMESTAMP '${last_minute}'
   GROUP BY mds, minute
@@ -85,7 +92,8 @@ mds_rows AS (
 target_rows AS (
   SELECT target AS component, kind, ts AS minute, rb, wb, ro, wo, md, ${window_s} AS interval_s,
          clients, CAST(NULL AS DOUBLE) AS exe_s, CAST(NULL AS DOUBLE) AS wait_s,
-         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s
+         CAST(NULL AS DOUBLE) AS queue_len, CAST(NULL AS DOUBLE) AS rpc_s,
+         CAST(NULL AS DOUBLE) AS util
   FROM cm_targets
 ),
 everything AS (
@@ -99,6 +107,6 @@ SELECT component, kind, minute AS ts, CAST(interval_s AS INT) AS interval_s,
        (rb + wb) / interval_s AS bw, (ro + wo) / interval_s AS iops,
        CASE WHEN ro + wo > 0 THEN ${size_class} END AS size_class,
        CAST(clients AS INT) AS clients, ${load_class} AS load_class,
-       exe_s, wait_s, queue_len, rpc_s, DATE '${date}' AS date
+       exe_s, wait_s, queue_len, rpc_s, ${util_class} AS util_class, DATE '${date}' AS date
 FROM everything
 WHERE rb + wb + ro + wo + md > 0 OR exe_s IS NOT NULL OR queue_len > 0

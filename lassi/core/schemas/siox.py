@@ -72,6 +72,8 @@ COMPONENT_MINUTE = StructType([
     field("wait_s", DoubleType()),            # fwd: mean LWFS queueing time of a data request
     field("queue_len", DoubleType()),         # fwd: mean LWFS queue length
     field("rpc_s", DoubleType()),             # ost: its clients' mean wait per RPC (osc)
+    field("util_class", StringType()),        # ost: UTIL_CLASSES label of its utilisation
+                                           # (iops / peak iops + bw / peak bw); rpc_s's load
     DATE,
 ])
 
@@ -93,6 +95,10 @@ COMPONENT_BASELINE = StructType([
 
 # Load classes: how many distinct clients a component served in an interval.
 LOAD_CLASSES = [(1, "1"), (2, "2-3"), (4, "4-7"), (8, "8-15"), (16, "16+")]
+# an OST's utilisation of its benchmarked peak: what its clients' wait per RPC (queueing)
+# depends on, so the knowledge base keeps rpc_s per utilisation class
+UTIL_CLASSES = [(0.0, "u<10%"), (0.1, "u10-30%"), (0.3, "u30-60%"), (0.6, "u60-90%"),
+                (0.9, "u90%+")]
 
 COMPONENT_PINPOINT = StructType([
     field("hour", TimestampType(), False),    # the period the fit covers (UTC hour)
