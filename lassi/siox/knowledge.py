@@ -5,11 +5,13 @@ each interval (a minute; a capture window for Lustre statistics): bytes and requ
 moved, the mean request size (its class), how many clients it served (its load class),
 at a forwarding node the LWFS server's mean execution and queueing time of a data request
 and its queue length, and at an OST its clients' mean wait per RPC (where the Lustre
-client layer reports it) with the OST's utilisation class (that wait grows with it). `component_baseline` then holds, per component, metric (bw,
-iops, md_ops, exe_s, wait_s), request-size class and load class, the 10th/50th/90th
+client layer reports it) with the OST's utilisation class (that wait grows with it).
+`component_baseline` then holds, per component, metric (bw, iops, md_ops, exe_s, wait_s,
+rpc_s), request-size class and load class (rpc_s: utilisation class), the 10th/50th/90th
 percentiles and the mean over the busy intervals of the baseline period (`baseline_days`
-ending with the date): what the component normally achieves at that load, the yardstick
-a job's causal path is measured against. Both are rewritten per date.
+ending with the date) outside the component's own anomaly windows (component_anomaly,
+system rule): what the component normally achieves at that load, the yardstick a job's
+causal path is measured against. Both are rewritten per date.
 
 Observations come from the Beacon layers per minute (raw_ost, raw_lustre_client,
 raw_lwfs_server, raw_mds) and, per capture window, from the OSTs' and MDTs' own Lustre

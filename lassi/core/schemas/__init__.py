@@ -76,9 +76,9 @@ from lassi.core.schemas.siox import (
     JOB_DIAGNOSIS,
     JOB_PATH,
     LOAD_CLASSES,
-    UTIL_CLASSES,
     PATH_COMPONENT,
     PATH_EDGE,
+    UTIL_CLASSES,
 )
 from lassi.core.schemas.tokio import JOB_METRICS
 
