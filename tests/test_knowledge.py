@@ -11,6 +11,7 @@ import pytest
 from lassi.core.config import load_site
 from lassi.core.schemas import (
     APP_RUN,
+    COMPONENT_ANOMALY,
     FWD_MAP,
     PATH_COMPONENT,
     RAW_LUSTRE_CLIENT,
@@ -90,6 +91,10 @@ def knowledge(spark, tmp_path_factory):
     wh.write_rows([schema_row(PATH_COMPONENT, component=OST0, kind="ost", level=3,
                               software=["ost"], peak_bw=float(MiB), peak_iops=1.0,
                               source="site", date=D)], "path_component", [D])
+    # OST1 ran far below its peak 00:00-00:10 (system rule): its minute is not "normal"
+    wh.write_rows([schema_row(COMPONENT_ANOMALY, kind="ost", component=OST1, rule="system",
+                              start=_t("00:00"), end=_t("00:10"), duration_min=10,
+                              ongoing=False, date=D)], "component_anomaly", [D])
     site = load_site("taihulight", nodes=1024)
     summary = build_component_baseline(wh, site, D)
     minutes = {(r["component"], r["ts"].strftime("%H:%M")): r
@@ -155,6 +160,7 @@ def test_baseline_percentiles_by_hand(knowledge):
     md = base[("online1-mds01", "md_ops", "none", "2-3")]
     assert md["n"] == 1 and md["p50"] == pytest.approx(42 / 60)
     assert ("online1-mds01", "bw", "all", "all") not in base       # no data moved
+    assert not [k for k in base if k[0] == OST1]    # its only minute is in its anomaly
     assert all(r["period_start"] == D - dt.timedelta(days=29) and r["period_end"] == D
                for r in base.values())
 
