@@ -638,7 +638,8 @@ class BeaconWriter:
         """The Lustre clients' wait for their OSTs' replies this step (osc req_waittime):
         service time x (1 + queueing at the OST's utilisation) x log-normal noise (20 %).
         Each client keeps at most RPCS_IN_FLIGHT RPCs outstanding per OST, so an RPC waits
-        at most that many service times (a closed queue)."""
+        at most RPCS_IN_FLIGHT x (clients sending to the OST) service times (a closed
+        queue)."""
         busy = acc.ost_busy
         f, o = np.nonzero(busy)
         if not len(f):

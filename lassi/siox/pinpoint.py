@@ -10,11 +10,10 @@ knowledge base (`component_baseline`): excess = observed execution time of a dat
    `rpc_wait`): its beta is the hour's wait over what its knowledge base's median predicts
    for as many RPCs at the same utilisation, − 1. It is at fault when the wait exceeds
    even the knowledge base's 90th percentile (its normal spread: queueing varies with
-   load) by `min_excess`, and its measured part of each
-   forwarding-node minute's excess — the extra wait / the thread time the node's requests
-   were expected to take — is taken off before anything else is fitted. This is what
-   separates a slow OST from a slow forwarding node even when one forwarding node sends
-   to every OST.
+   load) by `min_excess`; then its measured part of each forwarding-node minute's excess
+   (the extra wait / the thread time the node's requests were expected to take) is taken
+   off before anything else is fitted. This is what separates a slow OST from a slow
+   forwarding node even when one forwarding node sends to every OST.
 2. What is left is fitted (evidence `lwfs_fit`): a forwarding node f explains
    excess_i = beta * [fwd_i = f]; an OST without wait figures excess_i = beta * share_i(x)
    (the share of the minute's Lustre requests that went to it: a slow OST holds the LWFS
