@@ -95,7 +95,7 @@ def day(spark, tmp_path_factory):
     wh.write_rows(minutes, "component_minute", [D])
     wh.write_rows([_base(f, m, v) for f in ("fwd0", "fwd1")
                    for m, v in (("exe_s", BASE_EXE), ("wait_s", BASE_WAIT))]
-                  + [_base(o, "rpc_s", BASE_RPC, "ost") for o in (OST1, OST2)],
+                  + [_base("online1-OST*", "rpc_s", BASE_RPC, "ost")],   # the OSTs' pool
                   "component_baseline", [D])
     client = [_rpcs("fwd0", OST1, "10:00:30", 50), _rpcs("fwd0", OST2, "10:00:30", 50),
               _rpcs("fwd1", OST1, "10:00:30", 50), _rpcs("fwd1", OST2, "10:00:30", 50),

@@ -10,10 +10,15 @@
 -- A minute counts for bw and iops when the component moved data, for md_ops when it served
 -- metadata, for exe_s / wait_s when the LWFS server reported them, for rpc_s when the
 -- Lustre clients reported their wait for the OST. rpc_s is kept per utilisation class
--- (util_class) in place of the load class: an OST's queueing grows with its utilisation. Rows per (size class,
+-- (util_class) in place of the load class (an OST's queueing grows with its utilisation)
+-- and pooled over the OSTs of a file system, under component `<fs>-OST*`: what an OST of
+-- that file system normally waits at that utilisation, which one slow OST cannot shift. Rows per (size class,
 -- load class), per size class over all loads ('all'), and over everything ('all', 'all').
 WITH m AS (
-  SELECT component, kind, COALESCE(size_class, 'none') AS size_class,
+  SELECT CASE WHEN metric = 'rpc_s' AND component LIKE '%-OST%'
+              THEN concat(regexp_extract(component, '^(.*)-OST', 1), '-OST*')
+              ELSE component END AS component,
+         kind, COALESCE(size_class, 'none') AS size_class,
          CASE WHEN metric = 'rpc_s' THEN COALESCE(util_class, load_class) ELSE load_class END
            AS load_class, metric, v
   FROM (SELECT * FROM cb_minutes m

@@ -6,8 +6,9 @@
 -- else for its size class over all loads, else for the component over everything. exe_s /
 -- lat_s: mean LWFS execution / execution + queueing time of a data request (forwarding
 -- nodes only); rpc_s: the Lustre clients' mean wait per RPC (OSTs, when reported), its
--- expectation at the OST's utilisation class (component_baseline keeps rpc_s per
--- util_class) and size class: its median (base_rpc_s) and 90th percentile (base_rpc90_s).
+-- expectation at the OST's utilisation class and size class from the file system's pooled
+-- OSTs (component_baseline keeps rpc_s under `<fs>-OST*`, per util_class): its median
+-- (base_rpc_s) and 90th percentile (base_rpc90_s).
 WITH b AS (
   SELECT component, size_class, load_class,
          MAX(CASE WHEN metric = 'bw' THEN p50 END) AS bw,
@@ -18,6 +19,11 @@ WITH b AS (
          MAX(CASE WHEN metric = 'rpc_s' THEN p50 END) AS rpc,
          MAX(CASE WHEN metric = 'rpc_s' THEN p90 END) AS rpc90
   FROM jp_baseline GROUP BY component, size_class, load_class
+),
+m AS (
+  SELECT *, CASE WHEN kind = 'ost' AND component LIKE '%-OST%'
+                 THEN concat(regexp_extract(component, '^(.*)-OST', 1), '-OST*') END AS pool
+  FROM jp_minute
 )
 SELECT m.component, m.kind, m.ts, m.interval_s, m.bw, m.iops,
        m.read_ops + m.write_ops AS ops, m.size_class, m.load_class, m.clients,
@@ -26,13 +32,16 @@ SELECT m.component, m.kind, m.ts, m.interval_s, m.bw, m.iops,
        COALESCE(b1.iops, b2.iops, b3.iops) AS base_iops,
        COALESCE(b1.exe, b2.exe, b3.exe) AS base_exe_s,
        COALESCE(b1.lat, b2.lat, b3.lat) AS base_lat_s,
-       COALESCE(u1.rpc, b2.rpc, b3.rpc) AS base_rpc_s,
-       COALESCE(u1.rpc90, b2.rpc90, b3.rpc90) AS base_rpc90_s
-FROM jp_minute m
+       COALESCE(r1.rpc, r2.rpc, r3.rpc) AS base_rpc_s,
+       COALESCE(r1.rpc90, r2.rpc90, r3.rpc90) AS base_rpc90_s
+FROM m
 LEFT JOIN b b1 ON b1.component = m.component AND b1.size_class = COALESCE(m.size_class, 'none')
                AND b1.load_class = m.load_class
 LEFT JOIN b b2 ON b2.component = m.component AND b2.size_class = COALESCE(m.size_class, 'none')
                AND b2.load_class = 'all'
 LEFT JOIN b b3 ON b3.component = m.component AND b3.size_class = 'all' AND b3.load_class = 'all'
-LEFT JOIN b u1 ON u1.component = m.component AND u1.size_class = COALESCE(m.size_class, 'none')
-               AND u1.load_class = m.util_class
+LEFT JOIN b r1 ON r1.component = m.pool AND r1.size_class = COALESCE(m.size_class, 'none')
+               AND r1.load_class = m.util_class
+LEFT JOIN b r2 ON r2.component = m.pool AND r2.size_class = COALESCE(m.size_class, 'none')
+               AND r2.load_class = 'all'
+LEFT JOIN b r3 ON r3.component = m.pool AND r3.size_class = 'all' AND r3.load_class = 'all'
