@@ -124,3 +124,13 @@ def test_client_wait_within_the_osts_normal_spread_is_not_a_fault():
     assert (fault.component, fault.evidence) == ("OST2", "rpc_wait")
     assert fault.beta == pytest.approx(1.0)
 
+
+
+def test_a_slow_ost_that_explains_little_of_the_excess_is_not_named():
+    """OST2 waits 2x its median (beyond its 90th percentile at 1.2x), but its extra wait is
+    about 1/24 of a node 3x slower than normal: it removes well under MIN_EXPLAINED (20 %)
+    of the squared excess, so only the node is named, as the fit would rule."""
+    obs, shares = one_node_with_waits({"OST2": 1.0}, fwd_beta=3.0)
+    shares["expected_wait90_s"] = shares["expected_wait_s"] * 1.2
+    assert [(f.component, f.evidence) for f in pinpoint(obs, shares, min_excess=0.5)] == \
+        [("fwd0", "lwfs_fit")]

@@ -10,9 +10,10 @@ knowledge base (`component_baseline`): excess = observed execution time of a dat
    `rpc_wait`): its beta is the hour's wait over what its knowledge base's median predicts
    for as many RPCs at the same utilisation, − 1. It is at fault when the wait exceeds
    even the knowledge base's 90th percentile (its normal spread: queueing varies with
-   load) by `min_excess`; then its measured part of each forwarding-node minute's excess
-   (the extra wait / the thread time the node's requests were expected to take) is taken
-   off before anything else is fitted. This is what separates a slow OST from a slow
+   load) by `min_excess` and its measured part of the forwarding-node minutes' excess (the
+   extra wait / the thread time the node's requests were expected to take) removes at
+   least MIN_EXPLAINED of what is left, as for the fit below; that part is taken off
+   before anything else is fitted. This is what separates a slow OST from a slow
    forwarding node even when one forwarding node sends to every OST.
 2. What is left is fitted (evidence `lwfs_fit`): a forwarding node f explains
    excess_i = beta * [fwd_i = f]; an OST without wait figures excess_i = beta * share_i(x)
@@ -102,7 +103,10 @@ def _measured_osts(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray,
     out = []
     for _, ost, beta, part in sorted(found, key=lambda x: -x[0]):
         rest = float(left @ left)
-        left = np.clip(left - part, 0.0, None)
+        after = np.clip(left - part, 0.0, None)
+        if rest <= 0 or rest - float(after @ after) < MIN_EXPLAINED * rest:
+            continue                # slow, but it explains little of the nodes' excess
+        left = after
         out.append(Fault(ost, "ost", beta, (rest - float(left @ left)) / total,
                          int((part > 0).sum()), "rpc_wait"))
     return out, {str(o) for o in w["ost"].unique()}, left
