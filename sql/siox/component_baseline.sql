@@ -12,8 +12,9 @@
 -- Lustre clients reported their wait for the OST. rpc_s is kept per utilisation class
 -- (util_class) in place of the load class (an OST's queueing grows with its utilisation)
 -- and pooled over the OSTs of a file system, under component `<fs>-OST*`: what an OST of
--- that file system normally waits at that utilisation, which one slow OST cannot shift. Rows per (size class,
--- load class), per size class over all loads ('all'), and over everything ('all', 'all').
+-- that file system normally waits at that utilisation, which one slow OST cannot shift.
+-- Rows per (size class, load class), per size class over all loads ('all'), and over
+-- everything ('all', 'all').
 WITH m AS (
   SELECT CASE WHEN metric = 'rpc_s' AND component LIKE '%-OST%'
               THEN concat(regexp_extract(component, '^(.*)-OST', 1), '-OST*')
