@@ -69,6 +69,13 @@ def util_class_sql(util: str) -> str:
     return f"CASE {' '.join(cases)} END"
 
 
+def ost_pool_sql(component: str) -> str:
+    """SQL: the pool an OST's rpc_s baseline is kept under, `<fs>-OST*` (null for other
+    components), used where the knowledge base is written and where it is read."""
+    return (f"CASE WHEN {component} LIKE '%-OST%' "
+            f"THEN concat(regexp_extract({component}, '^(.*)-OST', 1), '-OST*') END")
+
+
 def has_observations(wh: Warehouse, date: dt.date) -> bool:
     """Does `date` hold any layer the knowledge base observes?"""
     return any(wh.has(t, date) for t in INPUTS)
@@ -119,7 +126,8 @@ def component_baseline(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("component_minute", days(first, last)).createOrReplaceTempView("cb_minutes")
     (wh.read("component_anomaly", days(first, last)).filter("rule = 'system'")
      .createOrReplaceTempView("cb_anomaly"))
-    return wh.spark.sql(sql("siox/component_baseline", period_start=first.isoformat(),
+    return wh.spark.sql(sql("siox/component_baseline", ost_pool=ost_pool_sql("component"),
+                            period_start=first.isoformat(),
                             period_end=last.isoformat(), date=date.isoformat()))
 
 

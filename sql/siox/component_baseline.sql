@@ -2,8 +2,8 @@
 -- achieves, per metric, request-size class and load class, as percentiles of its busy
 -- minutes over the baseline period (lassi.siox.knowledge).
 -- Inputs: views `cb_minutes` (component_minute of the period) and `cb_anomaly`
--- (component_anomaly of the period, system rule). Parameters: period_start, period_end
--- (dates), date.
+-- (component_anomaly of the period, system rule). Parameters: ost_pool (SQL: an OST
+-- component's pool name, null otherwise), period_start, period_end (dates), date.
 -- Minutes inside a component's own anomaly window (Beacon's system rule: it ran far below
 -- its peak while busy) are left out: the knowledge base is what the component normally
 -- achieves, and a fault of hours in a short period would otherwise become its normal.
@@ -16,8 +16,7 @@
 -- Rows per (size class, load class), per size class over all loads ('all'), and over
 -- everything ('all', 'all').
 WITH m AS (
-  SELECT CASE WHEN metric = 'rpc_s' AND component LIKE '%-OST%'
-              THEN concat(regexp_extract(component, '^(.*)-OST', 1), '-OST*')
+  SELECT CASE WHEN metric = 'rpc_s' THEN COALESCE(${ost_pool}, component)
               ELSE component END AS component,
          kind, COALESCE(size_class, 'none') AS size_class,
          CASE WHEN metric = 'rpc_s' THEN COALESCE(util_class, load_class) ELSE load_class END

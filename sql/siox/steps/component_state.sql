@@ -1,7 +1,8 @@
 -- Each component's observed interval next to what its knowledge base expects at the same
 -- request-size and load class (lassi.siox.job_path).
 -- Inputs: views `jp_minute` (component_minute of the day) and `jp_baseline`
--- (component_baseline of the day).
+-- (component_baseline of the day). Parameter: ost_pool (SQL over `component`:
+-- lassi.siox.knowledge.ost_pool_sql).
 -- The expectation is the baseline's median (p50) for the interval's size and load class,
 -- else for its size class over all loads, else for the component over everything. exe_s /
 -- lat_s: mean LWFS execution / execution + queueing time of a data request (forwarding
@@ -21,8 +22,7 @@ WITH b AS (
   FROM jp_baseline GROUP BY component, size_class, load_class
 ),
 m AS (
-  SELECT *, CASE WHEN kind = 'ost' AND component LIKE '%-OST%'
-                 THEN concat(regexp_extract(component, '^(.*)-OST', 1), '-OST*') END AS pool
+  SELECT *, CASE WHEN kind = 'ost' THEN ${ost_pool} END AS pool
   FROM jp_minute
 )
 SELECT m.component, m.kind, m.ts, m.interval_s, m.bw, m.iops,
