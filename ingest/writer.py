@@ -22,6 +22,7 @@ from lassi.ingest.contract import (
     WindowRows,
 )
 
+from lassi.core.frames import local_frame
 from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats, Quarantined, quarantine_rows
 from lassi.core.schemas import schema_of
 
@@ -74,7 +75,7 @@ def to_frame(spark: SparkSession, table: str, rows: Any) -> DataFrame:
             raise ValueError(f"{table}: rows lack columns {missing}")
         rows = [tuple(_py(v) for v in r) for r in
                 rows[schema.fieldNames()].itertuples(index=False, name=None)]
-    return spark.createDataFrame(rows, schema)
+    return local_frame(spark, list(rows), schema)
 
 
 def _where(replace) -> Column:
@@ -129,7 +130,7 @@ def quarantine_frame(spark: SparkSession, parts: Iterable[Any], date: dt.date,
             listed += list(p)
     out = None
     if listed or not frames:
-        out = spark.createDataFrame(quarantine_rows(listed, date, now), schema_of("quarantine"))
+        out = local_frame(spark, quarantine_rows(listed, date, now), schema_of("quarantine"))
     for f in frames:
         out = f if out is None else out.unionByName(f)
     return out

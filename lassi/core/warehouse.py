@@ -17,6 +17,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lassi.core.frames import local_frame
 from lassi.core.schemas import schema_of
 
 DateLike = dt.date | str
@@ -151,13 +152,16 @@ class Warehouse:
         keeping the others, atomically per partition (a rerun with the same `df` is a
         no-op). The kept rows are materialised first, detached from the files replaced."""
         dates = list(dates)
+        self._recover(table)
+        if not any(self.has(table, d) for d in dates):    # nothing to keep: a plain write
+            return self.write(df, table, dates)
         old = self.read(table, dates).filter(~where)
         return self.write(old.unionByName(df).localCheckpoint(), table, dates)
 
     def write_rows(self, rows: list, table: str,
                    dates: Iterable[DateLike] | None = None) -> list[dt.date]:
         """Write Python rows (tuples/dicts in schema order, with `date`) to `table`."""
-        df = self.spark.createDataFrame(rows, schema_of(table))
+        df = local_frame(self.spark, rows, schema_of(table))
         return self.write(df, table, dates)
 
     def _swap(self, table: str, d: dt.date, staged: str | None, token: str) -> None:

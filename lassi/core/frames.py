@@ -1,0 +1,82 @@
+"""Driver-side rows -> Spark DataFrame through Arrow (one buffer per column, no per-row
+Python work on the JVM side).
+
+`spark.createDataFrame(list_of_tuples, schema)` verifies and converts every field of every
+row in Python and pickles the rows: about 30 µs a row, so a day of LMT samples (280k rows)
+spent 8 s there. `local_frame` builds one Arrow array per column with the declared types
+and hands the table over in one piece; values Arrow cannot take as the declared type (text
+in a number column, an out-of-range integer) and nulls in a non-nullable column raise
+ValueError, as the row-by-row verification did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DateType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructType,
+    TimestampType,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+_SCALARS: dict[type, pa.DataType] = {
+    StringType: pa.string(), LongType: pa.int64(), IntegerType: pa.int32(),
+    DoubleType: pa.float64(), BooleanType: pa.bool_(), DateType: pa.date32(),
+    TimestampType: pa.timestamp("us", tz="UTC"),   # naive datetimes are UTC (session zone)
+}
+
+
+def arrow_type(t: DataType) -> pa.DataType:
+    """The Arrow type Spark reads back as `t` (the types lassi's schemas use)."""
+    if isinstance(t, ArrayType):
+        return pa.list_(arrow_type(t.elementType))
+    try:
+        return _SCALARS[type(t)]
+    except KeyError:
+        raise TypeError(f"no Arrow mapping for {t.simpleString()}") from None
+
+
+def arrow_table(rows: Sequence[Sequence | dict], schema: StructType) -> pa.Table:
+    """Tuples in schema order (or dicts by field name) as an Arrow table of the schema's
+    types."""
+    n = len(schema.fields)
+    if rows and isinstance(rows[0], dict):
+        names = schema.fieldNames()
+        rows = [tuple(r.get(k) for k in names) for r in rows]
+    cols = list(zip(*rows, strict=True)) if rows else [()] * n
+    if len(cols) != n:
+        raise ValueError(f"rows have {len(cols)} fields, the schema {n}")
+    arrays = []
+    for f, values in zip(schema.fields, cols, strict=True):
+        if isinstance(f.dataType, (LongType, IntegerType)) and any(
+                isinstance(v, float) for v in values):     # Arrow would truncate them
+            raise ValueError(f"field {f.name} ({f.dataType.simpleString()}): float values")
+        try:
+            arr = pa.array(values, type=arrow_type(f.dataType))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+            raise ValueError(f"field {f.name} ({f.dataType.simpleString()}): {exc}") from None
+        if not f.nullable and arr.null_count:
+            raise ValueError(f"field {f.name}: not nullable, but {arr.null_count} rows have None")
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=schema.fieldNames())
+
+
+def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict], schema: StructType
+                ) -> DataFrame:
+    """Driver-side rows (tuples in schema order, or dicts) as a DataFrame of exactly
+    `schema`."""
+    if not rows:
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
