@@ -102,7 +102,7 @@ def wh(warehouse):
     ], "darshan_job")
     warehouse.write_rows([_darshan_file("J1", "/scratch", 100 * MIB, 300 * MIB),
                           _darshan_file("J2", "/scratch", 0, 60 * MIB)], "darshan_file")
-    zero = {f.name: 0.0 if f.dataType.simpleString() == "double" else 0
+    zero = {f.name: {"double": 0.0, "bigint": 0, "int": 0}.get(f.dataType.simpleString())
             for f in schema_of("app_hour").fields
             if f.name not in ("app_id", "job_id", "fs", "hour", "date")}
     warehouse.write_rows([_row("app_hour", **{**zero, "app_id": "J3.0", "job_id": "J3",

@@ -48,6 +48,17 @@ def arrow_type(t: DataType) -> pa.DataType:
         raise TypeError(f"no Arrow mapping for {t.simpleString()}") from None
 
 
+def _array(values: Sequence, t: DataType) -> pa.Array:
+    """One column; a string column takes any value as its text, as Spark's own conversion
+    of Python rows does."""
+    try:
+        return pa.array(values, type=arrow_type(t))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        if not isinstance(t, StringType):
+            raise
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
 def arrow_table(rows: Sequence[Sequence | dict], schema: StructType) -> pa.Table:
     """Tuples in schema order (or dicts by field name) as an Arrow table of the schema's
     types."""
@@ -64,7 +75,7 @@ def arrow_table(rows: Sequence[Sequence | dict], schema: StructType) -> pa.Table
                 isinstance(v, float) for v in values):     # Arrow would truncate them
             raise ValueError(f"field {f.name} ({f.dataType.simpleString()}): float values")
         try:
-            arr = pa.array(values, type=arrow_type(f.dataType))
+            arr = _array(values, f.dataType)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
             raise ValueError(f"field {f.name} ({f.dataType.simpleString()}): {exc}") from None
         if not f.nullable and arr.null_count:
