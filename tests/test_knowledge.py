@@ -120,6 +120,47 @@ def test_ost_rpc_wait_by_utilisation_class(knowledge):
         == (None, None)
 
 
+def test_forwarding_nodes_pooled(spark, warehouse):
+    """fwd0 served 3 minutes at 2 ms a request; fwd1 3 minutes at 2 ms, then 4 at 40 ms
+    outside any anomaly window. fwd1's own median became 40 ms (a fault longer than its
+    normal); the pool's ten minutes (six at 2 ms) keep 2 ms, and component_state judges
+    fwd1's slow minutes against the pool: excess 40/2 - 1 = 19."""
+    from lassi.core.schemas import COMPONENT_MINUTE
+    from lassi.core.sqltext import sql
+    from lassi.siox.knowledge import FWD_POOL, component_baseline, ost_pool_sql
+
+    def minute(fwd, k, exe):
+        return schema_row(COMPONENT_MINUTE, component=fwd, kind="fwd",
+                          ts=_t("10:00") + dt.timedelta(minutes=k), interval_s=60,
+                          read_bytes=60.0 * MiB, write_bytes=0.0, read_ops=60.0,
+                          write_ops=0.0, md_ops=0.0, bw=float(MiB), iops=1.0,
+                          size_class="1M-4M", clients=1, load_class="1", exe_s=exe,
+                          wait_s=0.001, date=D)
+
+    slow = [minute("fwd1", k, 0.040) for k in range(3, 7)]
+    warehouse.write_rows([*(minute("fwd0", k, 0.002) for k in range(3)),
+                          *(minute("fwd1", k, 0.002) for k in range(3)), *slow],
+                         "component_minute", [D])
+    site = load_site("taihulight", nodes=1024)
+    base = {(r["component"], r["metric"], r["size_class"], r["load_class"]): r
+            for r in component_baseline(warehouse, site, D).collect()}
+    own, pool = base[("fwd1", "exe_s", "all", "all")], base[(FWD_POOL, "exe_s", "all", "all")]
+    assert (own["n"], own["p50"]) == (7, pytest.approx(0.040))
+    assert (pool["n"], pool["p50"], pool["kind"]) == (10, pytest.approx(0.002), "fwd")
+    assert base[(FWD_POOL, "wait_s", "1M-4M", "1")]["n"] == 10
+    assert (FWD_POOL, "bw", "all", "all") not in base        # only the service times pool
+    warehouse.write(component_baseline(warehouse, site, D), "component_baseline", [D])
+    warehouse.read("component_minute", [D]).createOrReplaceTempView("jp_minute")
+    warehouse.read("component_baseline", [D]).createOrReplaceTempView("jp_baseline")
+    state = spark.sql(sql("siox/steps/component_state", ost_pool=ost_pool_sql("component"),
+                          fwd_pool=FWD_POOL)).filter("component = 'fwd1'").collect()
+    for r in state:
+        assert r["base_exe_s"] == pytest.approx(0.002)
+        assert r["base_lat_s"] == pytest.approx(0.003)
+    assert sorted(round(r["exe_s"] / r["base_exe_s"] - 1, 6) for r in state) == [0.0] * 3 + [
+        19.0] * 4
+
+
 def test_bucket_mids():
     assert bucket_mids([0, 0.001, 0.01, 1000]) == pytest.approx(
         [0.0005, math.sqrt(1e-5), math.sqrt(1e1), 2000])

@@ -34,7 +34,7 @@ from lassi.core.schemas import schema_of
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
-from lassi.siox.knowledge import ost_pool_sql
+from lassi.siox.knowledge import FWD_POOL, ost_pool_sql
 from lassi.siox.pinpoint import pinpoint
 
 PIN_COLS = [f.name for f in schema_of("component_pinpoint").fields if f.name != "date"]
@@ -68,7 +68,8 @@ def register_inputs(wh: Warehouse, date: dt.date) -> None:
     spark = wh.spark
     wh.read("component_minute", [date]).createOrReplaceTempView("jp_minute")
     wh.read("component_baseline", [date]).createOrReplaceTempView("jp_baseline")
-    spark.sql(sql("siox/steps/component_state", ost_pool=ost_pool_sql("component"))) \
+    spark.sql(sql("siox/steps/component_state", ost_pool=ost_pool_sql("component"),
+                  fwd_pool=FWD_POOL)) \
         .createOrReplaceTempView("jp_state")
     wh.read("raw_lustre_client", [date]).createOrReplaceTempView("lustre_client")
     spark.sql(sql("beacon/steps/fwd_ost_minute")).createOrReplaceTempView("jp_fwd_ost")

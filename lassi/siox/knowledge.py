@@ -76,6 +76,11 @@ def ost_pool_sql(component: str) -> str:
             f"THEN concat(regexp_extract({component}, '^(.*)-OST', 1), '-OST*') END")
 
 
+FWD_POOL = "fwd*"
+"""The component name under which component_baseline pools the forwarding nodes' LWFS
+execution and queueing times (component_state reads it before a node's own)."""
+
+
 def has_observations(wh: Warehouse, date: dt.date) -> bool:
     """Does `date` hold any layer the knowledge base observes?"""
     return any(wh.has(t, date) for t in INPUTS)
@@ -127,6 +132,7 @@ def component_baseline(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     (wh.read("component_anomaly", days(first, last)).filter("rule = 'system'")
      .createOrReplaceTempView("cb_anomaly"))
     return wh.spark.sql(sql("siox/component_baseline", ost_pool=ost_pool_sql("component"),
+                            fwd_pool=FWD_POOL,
                             period_start=first.isoformat(),
                             period_end=last.isoformat(), date=date.isoformat()))
 

@@ -3,7 +3,8 @@
 -- minutes over the baseline period (lassi.siox.knowledge).
 -- Inputs: views `cb_minutes` (component_minute of the period) and `cb_anomaly`
 -- (component_anomaly of the period, system rule). Parameters: ost_pool (SQL: an OST
--- component's pool name, null otherwise), period_start, period_end (dates), date.
+-- component's pool name, null otherwise), fwd_pool (the forwarding nodes' pool name),
+-- period_start, period_end (dates), date.
 -- Minutes inside a component's own anomaly window (Beacon's system rule: it ran far below
 -- its peak while busy) are left out: the knowledge base is what the component normally
 -- achieves, and a fault of hours in a short period would otherwise become its normal.
@@ -13,9 +14,13 @@
 -- (util_class) in place of the load class (an OST's queueing grows with its utilisation)
 -- and pooled over the OSTs of a file system, under component `<fs>-OST*`: what an OST of
 -- that file system normally waits at that utilisation, which one slow OST cannot shift.
+-- The forwarding nodes' exe_s and wait_s are kept per node and also pooled over all of
+-- them, under component '${fwd_pool}': what a forwarding node normally takes to serve a
+-- request at that size and load, which a node slow for longer than its anomaly window
+-- cannot shift (the pinpoint judges against the pool).
 -- Rows per (size class, load class), per size class over all loads ('all'), and over
 -- everything ('all', 'all').
-WITH m AS (
+WITH m0 AS (
   SELECT CASE WHEN metric = 'rpc_s' THEN COALESCE(${ost_pool}, component)
               ELSE component END AS component,
          kind, COALESCE(size_class, 'none') AS size_class,
@@ -29,6 +34,12 @@ WITH m AS (
                         'md_ops', CASE WHEN md_ops > 0 THEN md_ops / interval_s END,
                         'exe_s', exe_s, 'wait_s', wait_s, 'rpc_s', rpc_s) s AS metric, v
   WHERE v IS NOT NULL
+),
+m AS (
+  SELECT * FROM m0
+  UNION ALL
+  SELECT '${fwd_pool}' AS component, kind, size_class, load_class, metric, v
+  FROM m0 WHERE kind = 'fwd' AND metric IN ('exe_s', 'wait_s')
 ),
 p AS (
   SELECT component, kind, metric,
