@@ -207,6 +207,29 @@ def test_stages_are_idempotent(wh):
     assert w.read("app_run", [PREV, D]).count() == len(RUNS)
 
 
+def test_a_day_without_input_empties_its_partitions(wh):
+    """No captures and no history: the risk stages clear the day (a stale partition from an
+    earlier run goes) and write nothing. The day after D has no node windows, but D's
+    app_hour is in its baseline period: fs_baseline is still computed from it."""
+    from pyspark.sql import functions as F
+
+    from lassi.risk.node_window import build_node_window
+
+    w, site = wh
+    early = D - dt.timedelta(days=60)
+    for t in ("node_window", "app_hour", "fs_hour"):
+        w.write(w.read(t, [D]).withColumn("date", F.lit(early)), t, [early])
+    assert build_node_window(w, site, early) == 0
+    assert build_app_hour(w, site, early) == 0
+    assert build_fs_hour(w, site, early) == 0
+    assert not [t for t in ("node_window", "app_hour", "fs_baseline", "fs_hour")
+                if w.has(t, early)]
+    after = D + dt.timedelta(days=1)
+    assert build_app_hour(w, site, after) == 0
+    base = w.read("fs_baseline", [after])
+    assert base.count() == w.read("fs_baseline", [D]).count() > 0
+
+
 # A Slurm day: 700.0 crosses midnight (80 min, the day before), 700.1 and 700.2 run the same
 # command for 40 min each (group mean 53 min 20 s: 700.0 is slowed, 1.5x), 700.3 runs alone.
 SACCT = """JobID|JobName|User|Start|End|NodeList|State|SubmitLine

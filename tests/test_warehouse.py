@@ -31,6 +31,17 @@ def test_rerun_that_finds_nothing_empties_its_date(warehouse):
     assert warehouse.read("quarantine", [D1]).count() == 0
 
 
+def test_clear_empties_its_dates_like_an_empty_write(warehouse, tmp_path):
+    warehouse.write_rows([q(1, D1), q(3, D2)], "quarantine")
+    assert warehouse.clear("quarantine", [D1, dt.date(2024, 1, 9)]) == [D1, dt.date(2024, 1, 9)]
+    assert warehouse.dates("quarantine") == [D2]
+    assert warehouse.read("quarantine", [D2]).count() == 1
+    assert not (tmp_path / "wh" / "_trash" / "quarantine").exists() or not any(
+        (tmp_path / "wh" / "_trash" / "quarantine").iterdir())
+    with pytest.raises(KeyError, match="unknown table"):
+        warehouse.clear("no_such_table", [D1])
+
+
 def test_reading_an_empty_table_gives_its_schema(warehouse):
     df = warehouse.read("node_window", [D1])
     assert df.count() == 0 and "read_kb" in df.columns and "date" in df.columns

@@ -337,9 +337,7 @@ def build_component_anomaly(wh: Warehouse, site: Site, date: dt.date) -> str:
     one-line summary. (Their alerts: the next stage, `alerts`.)"""
     date = as_date(date)
     if not sv.has_beacon_data(wh, date):
-        if wh.has("component_anomaly", date):
-            wh.write(wh.spark.createDataFrame([], COMPONENT_ANOMALY), "component_anomaly",
-                     [date])
+        wh.clear("component_anomaly", [date])
         return "no Beacon data for the day"
     rows = system_anomalies(wh, site, date).localCheckpoint()
     strag = stragglers(wh, site, date).localCheckpoint()

@@ -49,8 +49,7 @@ def _sql_params(site: Site) -> dict[str, float]:
 def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `interference` for the abnormal jobs that started on `date`."""
     if not wh.has("anomaly", date):
-        if wh.has("interference", date):
-            wh.write(wh.read("interference", []), "interference", [date])
+        wh.clear("interference", [date])
         return "no abnormal jobs (io_phase found none or has not run)"
     spark = wh.spark
     period = [date - dt.timedelta(days=1), date]

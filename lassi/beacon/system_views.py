@@ -186,9 +186,8 @@ def build_system_views(wh: Warehouse, site: Site, date: dt.date) -> str:
     """
     date = as_date(date)
     if not has_beacon_data(wh, date):
-        for table, schema in VIEW_TABLES.items():
-            if wh.has(table, date):
-                wh.write(wh.spark.createDataFrame([], schema), table, [date])
+        for table in VIEW_TABLES:
+            wh.clear(table, [date])
         return "no Beacon data for the day"
     have = register_inputs(wh, site, date)
     frames = view_frames(wh, site, date, have)

@@ -146,6 +146,18 @@ class Warehouse:
         self._fs.delete(self._p(staging), True)
         return sorted(owned)
 
+    def clear(self, table: str, dates: Iterable[DateLike]) -> list[dt.date]:
+        """Empty the date partitions of `table`, atomically each: what `write` does with a
+        DataFrame that has no rows, without a Spark job (a stage with no input for the day).
+        Returns the dates cleared."""
+        schema_of(table)                                   # an unknown table fails here
+        self._recover(table)
+        token = uuid.uuid4().hex
+        owned = sorted({as_date(d) for d in dates})
+        for d in owned:
+            self._swap(table, d, None, token)
+        return owned
+
     def replace_rows(self, df: DataFrame, table: str, dates: Iterable[DateLike],
                      where) -> list[dt.date]:
         """Replace the rows of `table` on `dates` that match `where` (a Column) by `df`,

@@ -77,7 +77,15 @@ def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFra
 
 @scoped
 def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
-    """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows."""
+    """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows.
+    Without node windows of the date or app_hour of the earlier period days both are
+    empty (no Spark job)."""
+    first, last = baseline_period(site, date)
+    if not wh.has("node_window", date) and not any(
+            wh.has("app_hour", d) for d in days(first, last - dt.timedelta(days=1))):
+        wh.clear("fs_baseline", [date])
+        wh.clear("app_hour", [date])
+        return 0
     counts = app_hour_counts(wh, site, date).localCheckpoint()
     base = fs_baseline(wh, site, date, counts).localCheckpoint()
     wh.write(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"), "fs_baseline", [date])
@@ -89,6 +97,9 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
 @scoped
 def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Stage `fs_hour`: per filesystem and hour totals and risk sums from app_hour."""
+    if not wh.has("app_hour", date):
+        wh.clear("fs_hour", [date])
+        return 0
     wh.read("app_hour", [date]).createOrReplaceTempView("ah")
     counters = schema_of("fs_hour").fieldNames()
     sums = ",\n       ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS if c in counters)

@@ -27,7 +27,11 @@ def node_window(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
 
 @scoped
 def build_node_window(wh: Warehouse, site: Site, date: dt.date) -> int:
-    """Compute and write the date's node_window partition; returns its row count."""
+    """Compute and write the date's node_window partition; returns its row count. A date
+    without Lustre captures (of the date or the morning after) has none."""
+    if not any(wh.has("raw_lustre_stats", d) for d in (date, date + dt.timedelta(days=1))):
+        wh.clear("node_window", [date])
+        return 0
     df = node_window(wh, site, date)
     wh.write(df, "node_window", [date])
     return wh.read("node_window", [date]).count()

@@ -160,7 +160,7 @@ def day_jobs(wh: Warehouse, date: dt.date) -> DataFrame:
 def build_job_diagnosis(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_diagnosis` of `date`; a one-line summary."""
     if not wh.has("app_run", date):
-        wh.write(wh.read("job_diagnosis", []), "job_diagnosis", [date])
+        wh.clear("job_diagnosis", [date])
         return "no jobs started on the day"
     jobs = day_jobs(wh, date).localCheckpoint()
     out = diagnose_frame(wh, site, date, jobs).localCheckpoint()

@@ -108,10 +108,9 @@ def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
 @scoped
 def build_job_path(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_path`: component_pinpoint and job_path of `date`; a one-line summary."""
-    empty = lambda t: wh.read(t, [])  # noqa: E731
     if not site.has_forwarding or not wh.has("job_timeseries", date):
-        wh.write(empty("component_pinpoint"), "component_pinpoint", [date])
-        wh.write(empty("job_path"), "job_path", [date])
+        wh.clear("component_pinpoint", [date])
+        wh.clear("job_path", [date])
         why = ("no forwarding layer (LWFS service times) at this site" if not site.has_forwarding
                else "no job time series for the day")
         return f"no job paths: {why}"

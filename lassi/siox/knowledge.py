@@ -142,8 +142,8 @@ def build_component_baseline(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `component_baseline`: component_minute of `date`, then the knowledge base over
     the baseline period ending with it; a one-line summary."""
     if not has_observations(wh, date):
-        wh.write(wh.read("component_minute", []), "component_minute", [date])
-        wh.write(wh.read("component_baseline", []), "component_baseline", [date])
+        wh.clear("component_minute", [date])
+        wh.clear("component_baseline", [date])
         return "no forwarding-node, OST or MDS observations for the day"
     minutes = component_minute(wh, site, date).localCheckpoint()
     wh.write(minutes, "component_minute", [date])
