@@ -104,3 +104,14 @@ def test_same_seed_same_world(tmp_path):
     simulate(site, DATE, 1, 5, a, overwrite=True)
     assert sorted(p.relative_to(a) for p in a.rglob("*.txt")) == fa
     assert all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)
+
+
+def test_fault_times_reach_later_days():
+    from lassi.sim.runner import parse_fault
+
+    day0 = 1_507_593_600.0                         # 2017-10-10T00:00Z
+    f = parse_fault("fwd:fwd000:0.05:33:00-36:30", day0)
+    assert (f.kind, f.name, f.factor) == ("fwd", "fwd000", 0.05)
+    assert (f.start - day0, f.end - day0) == (33 * 3600, 36.5 * 3600)
+    with pytest.raises(ValueError, match="expected KIND:NAME:FACTOR"):
+        parse_fault("fwd:fwd000:0.05:33-36", day0)

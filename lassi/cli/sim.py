@@ -26,7 +26,8 @@ def add_commands(sub) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--out", required=True, help="folder for the raw files")
     s.add_argument("--fault", action="append", default=None, metavar="KIND:NAME:FACTOR:HH:MM-HH:MM",
-                   help="inject a slow component (repeatable; 'none' for no faults)")
+                   help="inject a slow component (repeatable; 'none' for no faults); times "
+                        "in UTC from the first day's midnight, 33:00 is 09:00 of the second day")
     s.add_argument("--gzip", action="store_true", help="write .gz files")
     s.add_argument("--traced-fraction", type=float, default=1.0,
                    help="share of jobs with LWFS client traces (forwarding sites)")

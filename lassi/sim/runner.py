@@ -38,7 +38,8 @@ def default_faults(site: Site, start: float, days: int) -> list[Fault]:
 
 
 def parse_fault(text: str, day0: float) -> Fault:
-    """`ost:fs2-OST0003:0.2:10:00-13:00` (times on the first day, UTC)."""
+    """`ost:fs2-OST0003:0.2:10:00-13:00`: times in UTC hours from the first day's midnight
+    (`33:00-36:00` is 09:00-12:00 of the second day)."""
     try:
         kind, name, factor, span = text.split(":", 3)
         a, b = span.split("-")
