@@ -51,6 +51,10 @@ def test_umami_history_and_png(warehouse, tmp_path):
     assert png.name == "umami_slow.png" and png.stat().st_size > 10_000
     with pytest.raises(ValueError, match="no job_metrics row"):
         umami_data(warehouse, site, "nope")
+    day = umami_data(warehouse, site, "slow", date=d0 + dt.timedelta(days=6))
+    assert day[0] == job and day[1].equals(hist)
+    with pytest.raises(ValueError, match="no job_metrics row on 2018-01-01"):
+        umami_data(warehouse, site, "slow", date=d0)
 
 
 def test_report_tokio_section(warehouse, tmp_path):

@@ -50,7 +50,7 @@ def tokio_section(wh: Warehouse, site: Site, date, out_dir: Path) -> str:
     health = spark.sql(sql("report/ost_health", top=TOP_FULLEST)).toPandas()
     out = [f'<h2 id="tokio-{date}">Jobs and the file system (TOKIO), {date}</h2>',
            _overview(ov, date)]
-    out.append(_slow_html(wh, site, slow, folder, rel))
+    out.append(_slow_html(wh, site, date, slow, folder, rel))
     out.append(_scoreboard_html(wh, date, folder, rel))
     out.append(_health_html(health))
     out.append(_correlate_html(wh, site, date, folder, rel))
@@ -77,7 +77,8 @@ def _overview(ov: dict, date: dt.date) -> str:
     return f"<p class='summary'>{''.join(parts)}</p>"
 
 
-def _slow_html(wh: Warehouse, site: Site, slow: pd.DataFrame, folder: Path, rel: str) -> str:
+def _slow_html(wh: Warehouse, site: Site, date: dt.date, slow: pd.DataFrame, folder: Path,
+               rel: str) -> str:
     head = ("<h3>Slowest jobs against their application's history (UMAMI)</h3><p>Jobs whose "
             "I/O performance fell below the first quartile of their application's runs in "
             f"the history window (≥ {MIN_HISTORY_RUNS} runs), worst first. Each diagram "
@@ -95,7 +96,7 @@ def _slow_html(wh: Warehouse, site: Site, slow: pd.DataFrame, folder: Path, rel:
                      td(integer(r["concurrent_jobs"]), "num"),
                      td(_pct(r["lmt_oss_cpu_mean"]), "num"),
                      td(_pct(r["ost_fullest_pct"]), "num")])
-        job, hist = umami_data(wh, site, str(r["job_id"]))
+        job, hist = umami_data(wh, site, str(r["job_id"]), date=date)   # the day's jobs
         name = f"umami_{len(figs)}.png"
         plot_umami(job, hist, folder / name)
         figs.append(f'<img src="{rel}/{name}" alt="UMAMI of job {escape(str(r["job_id"]))}">')

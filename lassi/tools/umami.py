@@ -53,13 +53,16 @@ def history_dates(site: Site, date: dt.date, days: int | None = None) -> list[dt
 
 
 @scoped
-def umami_data(wh: Warehouse, site: Site, job_id: str,
-               history_days: int | None = None) -> tuple[dict, pd.DataFrame]:
+def umami_data(wh: Warehouse, site: Site, job_id: str, history_days: int | None = None,
+               date: dt.date | None = None) -> tuple[dict, pd.DataFrame]:
     """The job's metrics and its application's earlier runs (oldest first) over the
-    `history_days` (default tokio.history_days) before it."""
-    found = wh.read("job_metrics").filter(F.col("job_id") == job_id).collect()
+    `history_days` (default tokio.history_days) before it. `date`, the job's start day
+    when known, limits the lookup to that partition (else every date is searched)."""
+    found = wh.read("job_metrics", None if date is None else [date]) \
+        .filter(F.col("job_id") == job_id).collect()
     if not found:
-        raise NoMetrics(f"job {job_id} has no job_metrics row "
+        on = "" if date is None else f" on {date}"
+        raise NoMetrics(f"job {job_id} has no job_metrics row{on} "
                         f"(run `lassi summarize-job {job_id}` or the daily run first)")
     job = max(found, key=lambda r: r["start"]).asDict()    # one job: one row per rerun day
     dates = history_dates(site, job["date"], history_days)
