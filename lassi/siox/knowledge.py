@@ -11,7 +11,9 @@ rpc_s), request-size class and load class (rpc_s: utilisation class), the 10th/5
 percentiles and the mean over the busy intervals of the baseline period (`baseline_days`
 ending with the date) outside the component's own anomaly windows (component_anomaly,
 system rule): what the component normally achieves at that load, the yardstick a job's
-causal path is measured against. Both are rewritten per date.
+causal path is measured against. OSTs' rpc_s is pooled per file system (`<fs>-OST*`), the
+forwarding nodes' exe_s / wait_s also over all of them (`FWD_POOL`), so that one component
+slow for long cannot become its own normal. Both are rewritten per date.
 
 Observations come from the Beacon layers per minute (raw_ost, raw_lustre_client,
 raw_lwfs_server, raw_mds) and, per capture window, from the OSTs' and MDTs' own Lustre
