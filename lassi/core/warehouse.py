@@ -151,11 +151,11 @@ class Warehouse:
         DataFrame that has no rows, without a Spark job (a stage with no input for the day).
         Returns the dates cleared."""
         schema_of(table)                                   # an unknown table fails here
-        self._recover(table)
-        token = uuid.uuid4().hex
         owned = sorted({as_date(d) for d in dates})
+        token = uuid.uuid4().hex
         for d in owned:
-            self._swap(table, d, None, token)
+            if self.has(table, d):                         # nothing to create for the others
+                self._swap(table, d, None, token)
         return owned
 
     def replace_rows(self, df: DataFrame, table: str, dates: Iterable[DateLike],
@@ -164,7 +164,6 @@ class Warehouse:
         keeping the others, atomically per partition (a rerun with the same `df` is a
         no-op). The kept rows are materialised first, detached from the files replaced."""
         dates = list(dates)
-        self._recover(table)
         if not any(self.has(table, d) for d in dates):    # nothing to keep: a plain write
             return self.write(df, table, dates)
         old = self.read(table, dates).filter(~where)

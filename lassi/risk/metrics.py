@@ -40,12 +40,18 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
 
+def earlier_period_days(site: Site, date: dt.date) -> list[dt.date]:
+    """The baseline period's days before `date`, whose app_hour enters fs_baseline."""
+    first, last = baseline_period(site, date)
+    return days(first, last - dt.timedelta(days=1))
+
+
 def fs_baseline(wh: Warehouse, site: Site, date: dt.date, today: DataFrame) -> DataFrame:
     """fs_baseline rows of `date`: today's counters plus app_hour of the earlier period days."""
     first, last = baseline_period(site, date)
-    earlier = days(first, last - dt.timedelta(days=1))
     cols = ["fs", *ALL_COUNTERS]
-    rows = today.select(*cols).unionByName(wh.read("app_hour", earlier).select(*cols))
+    rows = today.select(*cols).unionByName(
+        wh.read("app_hour", earlier_period_days(site, date)).select(*cols))
     rows.createOrReplaceTempView("baseline_rows")
     pairs = ", ".join(f"'{c}', CAST({c} AS DOUBLE)" for c in ALL_COUNTERS)
     stack = f"stack({len(ALL_COUNTERS)}, {pairs})"
@@ -80,9 +86,8 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows.
     Without node windows of the date or app_hour of the earlier period days both are
     empty (no Spark job)."""
-    first, last = baseline_period(site, date)
     if not wh.has("node_window", date) and not any(
-            wh.has("app_hour", d) for d in days(first, last - dt.timedelta(days=1))):
+            wh.has("app_hour", d) for d in earlier_period_days(site, date)):
         wh.clear("fs_baseline", [date])
         wh.clear("app_hour", [date])
         return 0

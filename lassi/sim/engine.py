@@ -459,14 +459,16 @@ class Engine:
         st = a.strag
         # a component's own pace: its pairs whose other end (OST / forwarding node) is fine
         faulty = np.fromiter(st.faulty, dtype=np.int64) if st.faulty else None
-        via_f = moved if faulty is None or p.fwd is None else np.where(
+        # bytes of pairs whose forwarding node (for the OST's pace) / OST (for the node's)
+        # is not faulty
+        ost_w = moved if faulty is None or p.fwd is None else np.where(
             np.isin(p.fwd, faulty), 0.0, moved)
-        ob = np.bincount(p.ost_pos, weights=via_f, minlength=len(a.res))
+        ob = np.bincount(p.ost_pos, weights=ost_w, minlength=len(a.res))
         st.ost_b += ob
         st.ost_s += ob > 0
         if p.fwd_pos is not None:
-            via_o = moved if faulty is None else np.where(np.isin(p.ost, faulty), 0.0, moved)
-            fb = np.bincount(p.fwd_pos, weights=via_o, minlength=len(a.fwd_res))
+            fwd_w = moved if faulty is None else np.where(np.isin(p.ost, faulty), 0.0, moved)
+            fb = np.bincount(p.fwd_pos, weights=fwd_w, minlength=len(a.fwd_res))
             st.fwd_b += fb
             st.fwd_s += fb > 0
 
