@@ -1,7 +1,7 @@
 """Reference implementations of LASSi attribution + metrics, for `make bench`.
 
 The same computation as the Spark stages `app_hour` and `fs_hour`
-(sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql, risk/fs_baseline.sql,
+(sql/risk/steps/app_launch.sql, launch_cells.sql, app_hour_counts.sql, risk/fs_baseline.sql,
 risk/app_hour.sql, risk/fs_hour.sql), read from the same warehouse Parquet files and written
 as Parquet, once in DuckDB SQL and once in plain pandas:
 
@@ -144,7 +144,7 @@ def run_duckdb(wh: str, p: Params, out: Path) -> dict:
         WHERE r.source = 'pbs' AND NOT EXISTS (SELECT 1 FROM fine f WHERE f.job_id = r.job_id)
     """)
     sums = ",\n".join(f"SUM(w.{c}) AS {c}" for c in COUNTERS)
-    # cells: launch x node x window; same slot arithmetic as risk/steps/app_hour_counts.sql
+    # cells: launch x node x window; same slot arithmetic as risk/steps/launch_cells.sql
     con.execute(f"""
         CREATE TEMP TABLE counts AS
         WITH runs AS (

@@ -166,12 +166,12 @@ def test_job_hops_time_and_lost_seconds(day):
     assert ost2.rate_ratio == pytest.approx(0.2)
 
 
-def test_a_site_without_forwarding_nodes_gets_an_empty_day(spark, tmp_path):
+def test_a_day_without_job_time_series_gets_an_empty_path(spark, tmp_path):
     from lassi.core.warehouse import Warehouse
 
     wh = Warehouse(spark, str(tmp_path / "wh"))
-    summary = build_job_path(wh, load_site("archer"), D)
-    assert summary.startswith("no job paths: no forwarding layer")
+    summary = build_job_path(wh, load_site("taihulight"), D)
+    assert summary == "no job paths: no job time series for the day"
     assert wh.read("job_path", [D]).count() == 0
 
 

@@ -92,7 +92,7 @@ class Thresholds:
     perf_vector_intervals), component anomalies (anomaly_*, large_job_nodes,
     dbscan_straggler), alerts (alert_after_hours) and the system views (optional:
     cache_thrashing_factor, write_amplification_factor, fwd_load_bands) and the SIOX
-    pinpoint (optional: pinpoint_min_excess)."""
+    pinpoint (optional: pinpoint_min_excess, pinpoint_min_run_excess)."""
 
     alpha: float
     slowdown_factor: float
@@ -109,6 +109,7 @@ class Thresholds:
     cache_thrashing_factor: float = 2.0
     write_amplification_factor: float = 1.2
     pinpoint_min_excess: float = 0.5   # SIOX pinpoint: a fault slows requests by >= 50 %
+    pinpoint_min_run_excess: float = 0.1   # ... without service times: its runs by >= 10 %
     fwd_load_bands: tuple[tuple[str, float], ...] = FWD_LOAD_BANDS
 
 
@@ -255,7 +256,8 @@ def _thresholds(data: Mapping, src: str) -> Thresholds:
     straggler = _dbscan(th, "dbscan_straggler", where)
     one_stage = _dbscan(th, "dbscan_one_stage", where, fallback="dbscan_stage1")
     optional = {}
-    for k in ("cache_thrashing_factor", "write_amplification_factor", "pinpoint_min_excess"):
+    for k in ("cache_thrashing_factor", "write_amplification_factor", "pinpoint_min_excess",
+              "pinpoint_min_run_excess"):
         if th.get(k) is not None:
             number(th, k, where)
             optional[k] = float(th[k])

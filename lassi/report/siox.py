@@ -73,21 +73,25 @@ def _knowledge_html(wh: Warehouse, date) -> str:
 
 
 def _faults_html(wh: Warehouse, date) -> str:
-    head = ("<h3>Components at fault</h3><p>Forwarding nodes and OSTs whose slowness explains "
-            "the forwarding nodes' LWFS execution times beyond their knowledge base, hour by "
-            "hour (<code>component_pinpoint</code>), and the time the jobs whose causal path "
-            "runs through them lost there (<code>job_path</code>). Slowdown: how much longer "
-            "than normal a request entirely through the component took. Evidence: "
+    head = ("<h3>Components at fault</h3><p>Forwarding nodes, OSTs and MDTs whose slowness "
+            "explains the forwarding nodes' LWFS execution times beyond their knowledge base "
+            "(sites with Lustre export statistics: the runs' runtimes beyond their history), "
+            "hour by hour (<code>component_pinpoint</code>), and the time the jobs whose "
+            "causal path runs through them lost there (<code>job_path</code>). Slowdown: how "
+            "much longer than normal a request entirely through the component took. Evidence: "
             "<i>client wait</i> — the forwarding nodes' Lustre clients waited that much longer "
             "for the OST's replies (direct); <i>LWFS fit</i> — fitted to the forwarding "
             "nodes' LWFS execution times (indirect: with one forwarding node in front of "
-            "every OST, a slow node and a slow OST look alike).</p>")
+            "every OST, a slow node and a slow OST look alike); <i>slow runs</i> — from "
+            "Lustre export statistics, which carry no service times: the runs that used the "
+            "target that hour ran longer than their command groups while the runs that "
+            "avoided it did not (slowdown: of those runs, not of a request).</p>")
     if not wh.has("component_pinpoint", date):
         return head + "<p class='note'>No component pinpointed for this day.</p>"
     wh.read("component_pinpoint", date).createOrReplaceTempView("rs_pinpoint")
     wh.read("job_path", date).createOrReplaceTempView("rs_job_path")
-    kinds = {"fwd": "forwarding node", "ost": "OST"}
-    evidence = {"rpc_wait": "client wait", "lwfs_fit": "LWFS fit"}
+    kinds = {"fwd": "forwarding node", "ost": "OST", "mdt": "MDT"}
+    evidence = {"rpc_wait": "client wait", "lwfs_fit": "LWFS fit", "slow_runs": "slow runs"}
     rows = [[td(esc(r["component"])), td(esc(kinds.get(r["kind"], r["kind"]))),
              td(esc(", ".join(evidence.get(e, e) for e in r["evidence"]))),
              td(", ".join(f"{h:%H}h" for h in r["named"])), td(integer(r["hours"]), "num"),

@@ -51,11 +51,36 @@ def job_path_frame(wh: Warehouse, d: Diagnosis) -> pd.DataFrame:
             .drop("date").toPandas())
 
 
+def _layers(path: pd.DataFrame) -> list[tuple[str, str]]:
+    """The layers to draw: without forwarding nodes (Lustre export statistics) the compute
+    nodes reach the OSTs and MDTs directly."""
+    fwd = (path["layer"] == "forwarding").any()
+    return [(k, t) for k, t in LAYERS if k != "forwarding" or fwd]
+
+
+def _interval_s(path: pd.DataFrame) -> float:
+    """Seconds per job_path row: a minute from Beacon traces, the capture window from
+    Lustre export statistics (the smallest step between the job's timestamps)."""
+    ts = pd.Series(sorted(path["ts"].unique()))
+    steps = ts.diff().dt.total_seconds().dropna()
+    steps = steps[steps > 0]
+    return float(steps.min()) if len(steps) else 60.0
+
+
+def _on_grid(p: pd.DataFrame, step: float) -> pd.DataFrame:
+    """Rows indexed by ts on a regular grid of `step` seconds: an interval without a row
+    moved nothing (0), so a line drops to zero instead of bridging the gap."""
+    if p.empty:
+        return p
+    grid = pd.date_range(p.index.min(), p.index.max(), freq=pd.Timedelta(seconds=step))
+    return p.reindex(grid.union(p.index), fill_value=0)
+
+
 def _hops(path: pd.DataFrame) -> pd.DataFrame:
     """Per hop: bytes, spent/expected seconds, lost seconds, median rate ratio."""
     path = path.assign(bytes=path["read_bytes"] + path["write_bytes"])
     return (path.groupby(["layer", "component"], as_index=False)
-            .agg(bytes=("bytes", "sum"), spent_s=("spent_s", "sum"),
+            .agg(bytes=("bytes", "sum"), md_ops=("md_ops", "sum"), spent_s=("spent_s", "sum"),
                  expected_s=("expected_s", "sum"), lost_s=("lost_s", "sum"),
                  ratio=("rate_ratio", "median")))
 
@@ -64,14 +89,15 @@ def activity_graph(path: pd.DataFrame, out: Path) -> Path:
     """The job's causal path, layer by layer (see the module doc)."""
     plt = pyplot()
     hops = _hops(path)
-    fig, ax = plt.subplots(figsize=(WIDTH, 6.2))
+    layers = _layers(path)
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.55 * len(layers)))
     ax.set_axis_off()
     ax.set_xlim(0, 1)
-    ax.set_ylim(-0.5, len(LAYERS) - 0.3)
+    ax.set_ylim(-0.5, len(layers) - 0.3)
     prev_x: list[float] = []
     xs_of: dict[str, list[float]] = {}
-    for row, (layer, title) in enumerate(LAYERS):
-        y = len(LAYERS) - 1 - row
+    for row, (layer, title) in enumerate(layers):
+        y = len(layers) - 1 - row
         h = hops[hops["layer"] == layer].sort_values(["lost_s", "bytes"], ascending=False)
         ax.text(0.0, y + 0.38, title, fontsize=11, fontweight="bold", va="bottom")
         if h.empty:
@@ -82,70 +108,82 @@ def activity_graph(path: pd.DataFrame, out: Path) -> Path:
             rest = h.iloc[MAX_BOXES - 1:]
             h = pd.concat([h.iloc[:MAX_BOXES - 1], pd.DataFrame([{
                 "layer": layer, "component": f"{len(rest)} more", "bytes": rest["bytes"].sum(),
+                "md_ops": rest["md_ops"].sum(),
                 "spent_s": rest["spent_s"].sum(), "expected_s": rest["expected_s"].sum(),
                 "lost_s": rest["lost_s"].sum(), "ratio": rest["ratio"].min()}])])
         xs = [(i + 0.5) / len(h) for i in range(len(h))]
         xs_of[layer] = xs
-        senders = xs_of.get("forwarding", prev_x) if layer == "mds" else prev_x
+        senders = (xs_of.get("forwarding", xs_of.get("compute", prev_x)) if layer == "mds"
+                   else prev_x)
         for x in xs:
             for px in senders:
                 ax.annotate("", (x, y + 0.3), (px, y + 0.72),
                             arrowprops={"arrowstyle": "->", "color": "#bbbbbb", "lw": 0.6})
         w = min(0.9 / len(h), 0.16)
+        crowded = len(h) > 8
         for x, (_, r) in zip(xs, h.iterrows(), strict=True):
             bad = r["lost_s"] > 0
             ax.add_patch(plt.Rectangle((x - w / 2, y - 0.28), w, 0.56, linewidth=2 if bad else 1,
                                        edgecolor=FAULT if bad else NORMAL,
                                        facecolor="#fde0dd" if bad else "#eef3fa"))
-            lines = [str(r["component"]), fmt_bytes(r["bytes"])]
+            lines = [str(r["component"]), fmt_bytes(r["bytes"]) if r["bytes"] > 0 or
+                     not r["md_ops"] > 0 else f"{r['md_ops']:,.0f} metadata ops"]
             if r["spent_s"] > 0:
                 lines.append(f"{r['spent_s']:.0f} s (normal {r['expected_s']:.0f} s)")
             if pd.notna(r["ratio"]):
-                what = "service" if layer == "forwarding" else "bandwidth"
-                lines.append(f"{what} {r['ratio']:.2f}× usual")
+                what = ("service" if layer == "forwarding" else "bw" if crowded
+                        else "bandwidth")
+                lines.append(f"{what} {r['ratio']:.2f}×" + ("" if crowded else " usual"))
             if bad:
                 lines.append(f"lost {r['lost_s'] / 60:.1f} min")
-            ax.text(x, y, "\n".join(lines), ha="center", va="center", fontsize=7.5,
-                    color=FAULT if bad else "black")
+            ax.text(x, y, "\n".join(lines), ha="center", va="center",
+                    fontsize=6.5 if crowded else 7.5, color=FAULT if bad else "black")
         prev_x = xs
     ax.set_title("Causal I/O path of the job: bytes, time and rate per component against "
-                 "its knowledge base (median minute; red: at fault)")
+                 "its knowledge base (median interval; red: at fault)")
     return save(fig, out, tight=True)
 
 
 def layer_bandwidth(path: pd.DataFrame, out: Path) -> Path:
-    """Bandwidth per layer over time (MiB/s per minute), read and write."""
+    """Bandwidth per data layer over time (MiB/s per interval), read and write."""
     plt = pyplot()
-    fig, axes = plt.subplots(3, 1, figsize=(WIDTH, 7), sharex=True)
-    for ax, (layer, title) in zip(axes, LAYERS[:3], strict=True):
-        p = path[path["layer"] == layer].groupby("ts")[["read_bytes", "write_bytes"]].sum()
+    layers = [lt for lt in _layers(path) if lt[0] != "mds"]
+    step = _interval_s(path)
+    fig, axes = plt.subplots(len(layers), 1, figsize=(WIDTH, 2.35 * len(layers)), sharex=True)
+    for ax, (layer, title) in zip(axes, layers, strict=True):
+        p = _on_grid(path[path["layer"] == layer].groupby("ts")[["read_bytes", "write_bytes"]]
+                     .sum(), step)
         if p.empty:
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", color="grey")
         else:
-            ax.plot(p.index, p["read_bytes"] / 60 / 2**20, color=READ_COLOUR, label="read")
-            ax.plot(p.index, p["write_bytes"] / 60 / 2**20, color=WRITE_COLOUR, label="write")
+            ax.plot(p.index, p["read_bytes"] / step / 2**20, color=READ_COLOUR, label="read")
+            ax.plot(p.index, p["write_bytes"] / step / 2**20, color=WRITE_COLOUR, label="write")
             ax.legend(loc="upper right")
         ax.set_ylabel("MiB/s")
         ax.set_title(f"{title}", loc="left", fontsize=10)
         _hhmm(ax)
     axes[-1].set_xlabel("time (UTC)")
-    fig.suptitle("The job's bandwidth in every layer (per-minute mean)", fontweight="bold")
+    fig.suptitle(f"The job's bandwidth in every layer (mean per {step / 60:g} min)",
+                 fontweight="bold")
     fig.tight_layout()
     return save(fig, out)
 
 
 def per_component(path: pd.DataFrame, out: Path) -> Path:
-    """Bandwidth per forwarding node and per OST within the job over time."""
+    """Bandwidth per forwarding node (where there are any) and per OST within the job."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 4.2), sharey=False)
-    for ax, (layer, title) in zip(axes, LAYERS[1:3], strict=True):
+    layers = [lt for lt in _layers(path) if lt[0] in ("forwarding", "ost")]
+    step = _interval_s(path)
+    fig, axes = plt.subplots(1, len(layers), figsize=(WIDTH, 4.2), sharey=False, squeeze=False)
+    for ax, (layer, title) in zip(axes[0], layers, strict=True):
         p = path[path["layer"] == layer].assign(
-            mibs=lambda x: (x["read_bytes"] + x["write_bytes"]) / 60 / 2**20)
+            mibs=lambda x: (x["read_bytes"] + x["write_bytes"]) / step / 2**20)
         top = p.groupby("component")["mibs"].sum().nlargest(10).index
         for i, comp in enumerate(top):
-            s = p[p["component"] == comp].sort_values("ts")
-            bad = s["lost_s"].sum() > 0
-            ax.plot(s["ts"], s["mibs"], lw=2 if bad else 1,
+            c = p[p["component"] == comp]
+            bad = c["lost_s"].sum() > 0
+            series = _on_grid(c.groupby("ts")[["mibs"]].sum(), step)["mibs"]
+            ax.plot(series.index, series.to_numpy(), lw=2 if bad else 1, zorder=3 if bad else 2,
                     color=FAULT if bad else PALETTE[i % len(PALETTE)],
                     label=f"{comp}{' (at fault)' if bad else ''}")
         _hhmm(ax)

@@ -1,9 +1,9 @@
 """LASSi stages `app_hour` and `fs_hour`: node_window attributed to application launches per
 hour, the filesystem baseline, per-op risk and ops metrics (DESIGN.md "Key definitions").
 
-The SQL is in sql/risk/steps/app_launch.sql, risk/steps/app_hour_counts.sql,
-risk/fs_baseline.sql, risk/app_hour.sql and risk/fs_hour.sql; this module fills in their
-column lists and wires the views.
+The SQL is in sql/risk/steps/app_launch.sql, risk/steps/launch_cells.sql,
+risk/steps/app_hour_counts.sql, risk/fs_baseline.sql, risk/app_hour.sql and
+risk/fs_hour.sql; this module fills in their column lists and wires the views.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ def register_launches(wh: Warehouse, date: dt.date) -> DataFrame:
 def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's app_hour counters (no risks yet), one row per (launch, fs, hour)."""
     register_launches(wh, date)
-    wh.read("node_window", [date]).createOrReplaceTempView("nw")
     start, end = day_bounds(date)
+    wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
+                     day_end=end)).createOrReplaceTempView("launch_cells")
+    wh.read("node_window", [date]).createOrReplaceTempView("nw")
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
-    return wh.spark.sql(sql("risk/steps/app_hour_counts", window_s=site.window_s, day_start=start,
-                            day_end=end, sum_counters=sums,
+    return wh.spark.sql(sql("risk/steps/app_hour_counts", sum_counters=sums,
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
 

@@ -139,6 +139,7 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
                             high_mdops=site.settings.thresholds.high_mdops,
                             single_fwd=str(site.has_forwarding
                                            and len(site.fwd_nodes) == 1).upper(),
+                            export_path=str(not site.has_forwarding).upper(),
                             date=date.isoformat(), **dg.__dict__))
 
 

@@ -19,7 +19,7 @@ Job hops come from `job_timeseries` (the Beacon profiles' share rule for forward
 and MDS bytes: column `attribution`), so `job_path` of a date holds the jobs that started
 that day; minutes after midnight have no component state yet (their component_minute is
 the next date's) and carry no lost time. A site without forwarding nodes (ARCHER) has no
-LWFS service times: `job_path` is not built there yet (the note says so).
+LWFS service times: its path comes from Lustre export statistics (lassi.siox.export_path).
 """
 
 from __future__ import annotations
@@ -30,14 +30,12 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from lassi.core.config import Site
-from lassi.core.schemas import schema_of
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
+from lassi.siox import export_path
 from lassi.siox.knowledge import FWD_POOL, ost_pool_sql
-from lassi.siox.pinpoint import pinpoint
-
-PIN_COLS = [f.name for f in schema_of("component_pinpoint").fields if f.name != "date"]
+from lassi.siox.pinpoint import fault_rows, pinpoint, pinpoint_frame
 
 
 def _pinpoint_hour(min_excess: float):
@@ -55,10 +53,7 @@ def _pinpoint_hour(min_excess: float):
                                **{c: sh[c].to_numpy() for c in
                                   ("ost", "share", "rpc_wait_s", "expected_wait_s",
                                    "expected_wait90_s")}})
-        faults = pinpoint(obs, shares, min_excess)
-        hour = pdf["hour"].iloc[0]
-        return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k,
-                              f.evidence) for k, f in enumerate(faults, 1)], columns=PIN_COLS)
+        return fault_rows(pdf["hour"].iloc[0], pinpoint(obs, shares, min_excess))
 
     return fit
 
@@ -84,12 +79,8 @@ def component_pinpoint(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     spark = wh.spark
     inp = spark.sql(sql("siox/steps/pinpoint_input")).localCheckpoint()
     inp.createOrReplaceTempView("jp_pin_input")
-    out_schema = ", ".join(f"{f.name} {f.dataType.simpleString()}"
-                           for f in schema_of("component_pinpoint").fields
-                           if f.name != "date")
-    fit = _pinpoint_hour(site.settings.thresholds.pinpoint_min_excess)
-    pins = inp.groupBy("hour").applyInPandas(fit, out_schema)
-    return pins.selectExpr("*", f"DATE '{date.isoformat()}' AS date")
+    return pinpoint_frame(inp, "hour", _pinpoint_hour(site.settings.thresholds.pinpoint_min_excess),
+                          date)
 
 
 def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
@@ -105,19 +96,31 @@ def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
     return spark.sql(sql("siox/job_path", date=date.isoformat()))
 
 
+def _pinpoint_and_paths(wh: Warehouse, site: Site, date: dt.date) -> tuple[DataFrame, DataFrame]:
+    """The day's component_pinpoint and job_path frames: from the forwarding layer's service
+    times where there is one, else from Lustre export statistics (lassi.siox.export_path)."""
+    if site.has_forwarding:
+        register_inputs(wh, date)
+        pins = component_pinpoint(wh, site, date).localCheckpoint()
+        return pins, job_path(wh, pins.drop("date"), date)
+    export_path.register_inputs(wh, site, date)
+    pins = export_path.component_pinpoint(wh, site, date).localCheckpoint()
+    return pins, export_path.job_path(wh, pins.drop("date"), date)
+
+
 @scoped
 def build_job_path(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_path`: component_pinpoint and job_path of `date`; a one-line summary."""
-    if not site.has_forwarding or not wh.has("job_timeseries", date):
+    missing = (None if (wh.has("job_timeseries", date) if site.has_forwarding
+                        else export_path.has_captures(wh, date))
+               else "no job time series" if site.has_forwarding else "no Lustre captures")
+    if missing:
         wh.clear("component_pinpoint", [date])
         wh.clear("job_path", [date])
-        why = ("no forwarding layer (LWFS service times) at this site" if not site.has_forwarding
-               else "no job time series for the day")
-        return f"no job paths: {why}"
-    register_inputs(wh, date)
-    pins = component_pinpoint(wh, site, date).localCheckpoint()
+        return f"no job paths: {missing} for the day"
+    pins, paths = _pinpoint_and_paths(wh, site, date)
     wh.write(pins, "component_pinpoint", [date])
-    paths = job_path(wh, pins.drop("date"), date).localCheckpoint()
+    paths = paths.localCheckpoint()
     wh.write(paths, "job_path", [date])
     n = paths.selectExpr("count(DISTINCT job_id) AS jobs", "count(*) AS hops",
                          "sum(lost_s) AS lost",

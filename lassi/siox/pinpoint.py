@@ -1,5 +1,6 @@
 """Which component on the forwarding paths explains the forwarding nodes' slow service
-(SIOX §4.4 and §6, "pinpoint"): pure numpy, no Spark.
+(SIOX §4.4 and §6, "pinpoint"): pure numpy (the fit), plus the glue that runs it per group
+of a Spark frame into `component_pinpoint` rows.
 
 The evidence is the LWFS server's service time per forwarding node and minute against its
 knowledge base (`component_baseline`): excess = observed execution time of a data request
@@ -28,13 +29,19 @@ knowledge base (`component_baseline`): excess = observed execution time of a dat
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from pyspark.sql import DataFrame
+
+from lassi.core.schemas import schema_of
 
 MAX_FAULTS = 3
 MIN_EXPLAINED = 0.2
+PIN_COLS = [f.name for f in schema_of("component_pinpoint").fields if f.name != "date"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,9 @@ def pinpoint(obs: pd.DataFrame, shares: pd.DataFrame, min_excess: float) -> list
     expected_wait_s, expected_wait90_s]) — the share of the observation's Lustre requests
     that went to the OST, and the client's wait for it next to the knowledge base's median
     and 90th-percentile predictions (without the latter the median is the test).
+    Without a `fwd` column (a site without forwarding nodes: the observations are runs)
+    only the targets in `shares` are candidates; a `kind` column there names their kind
+    (ost | mdt).
     """
     if obs.empty:
         return []
@@ -119,9 +129,10 @@ def _fit(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray, total: float,
     if float(e @ e) <= 0:
         return []
     candidates: list[tuple[str, str, np.ndarray]] = []
-    fwd = obs["fwd"].to_numpy()
-    for f in pd.unique(fwd):
-        candidates.append((str(f), "fwd", (fwd == f).astype(float)))
+    if "fwd" in obs:            # observations of forwarding nodes: each is a candidate
+        fwd = obs["fwd"].to_numpy()
+        for f in pd.unique(fwd):
+            candidates.append((str(f), "fwd", (fwd == f).astype(float)))
     if not shares.empty:
         pos = {i: k for k, i in enumerate(obs.index)}
         for ost, g in shares.groupby("ost"):
@@ -129,7 +140,8 @@ def _fit(obs: pd.DataFrame, shares: pd.DataFrame, e: np.ndarray, total: float,
                 continue
             x = np.zeros(len(e))
             x[[pos[i] for i in g["i"]]] = g["share"].to_numpy(float)
-            candidates.append((str(ost), "ost", x))
+            kind = str(g["kind"].iat[0]) if "kind" in g else "ost"
+            candidates.append((str(ost), kind, x))
     chosen: list[tuple[str, str, np.ndarray, float]] = []
     left = e.copy()
     for _ in range(MAX_FAULTS):
@@ -163,3 +175,20 @@ def _joint_fit(e: np.ndarray, xs: list[np.ndarray]) -> list[float]:
     at once share the observations they both touch."""
     beta, *_ = np.linalg.lstsq(np.column_stack(xs), e, rcond=None)
     return [max(0.0, float(b)) for b in beta]
+
+
+def fault_rows(hour, faults: list[Fault], evidence: str | None = None) -> pd.DataFrame:
+    """One period's faults as component_pinpoint rows (without the date), ranked as found;
+    `evidence` overrides each fault's own."""
+    return pd.DataFrame([(hour, f.component, f.kind, f.beta, f.explained, f.n_obs, k,
+                          evidence or f.evidence) for k, f in enumerate(faults, 1)],
+                        columns=PIN_COLS)
+
+
+def pinpoint_frame(inp: DataFrame, key: str, fit: Callable[[pd.DataFrame], pd.DataFrame],
+                   date: dt.date) -> DataFrame:
+    """component_pinpoint rows of `date`: `fit` (pandas -> fault_rows) per `key` group."""
+    ddl = ", ".join(f"{f.name} {f.dataType.simpleString()}"
+                    for f in schema_of("component_pinpoint").fields if f.name != "date")
+    pins = inp.groupBy(key).applyInPandas(fit, ddl)
+    return pins.selectExpr("*", f"DATE '{date.isoformat()}' AS date")

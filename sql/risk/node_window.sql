@@ -1,6 +1,9 @@
 -- node_window: per compute node, filesystem and window, LASSi's counters as deltas.
 -- Input view `raw_capture`: raw_lustre_stats rows for the date and the next day's first
--- capture (target rows give every capture's time; export rows carry the per-node data). Parameters: window_s, day_start, day_end (epoch s).
+-- capture (target rows give every capture's time; export rows carry the per-node data).
+-- Parameters: window_s, day_start, day_end (epoch s); by_target: empty for node_window,
+-- `, target` for one row per node, filesystem, target and window (SIOX's export path,
+-- lassi.siox.export_path).
 -- The delta between captures at t0 and t1 belongs to the window starting at t0 (floored
 -- to the grid). The day's first capture is every series' baseline; a series that first
 -- appears later started from zero; a counter that goes down, or whose series' start_time
@@ -52,20 +55,20 @@ slots AS (
   FROM server_slots v JOIN site_slots g ON v.slot = g.slot
 ),
 delta AS (
-  SELECT m.fs, m.node, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
+  SELECT m.fs, m.target, m.node, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
          m.v, LAG(m.v) OVER w AS prev_v,
          COALESCE(m.start_time > LAG(m.start_time) OVER w, FALSE) AS restarted
   FROM metric m JOIN slots s ON m.server = s.server AND m.slot = s.slot
   WINDOW w AS (PARTITION BY m.target, m.node, m.m ORDER BY m.snapshot_time)
 ),
 clean AS (
-  SELECT fs, node, m, window_slot,
+  SELECT fs, target, node, m, window_slot,
          CASE WHEN prev_v IS NULL OR v < prev_v OR restarted THEN v ELSE v - prev_v END AS d,
          CASE WHEN prev_v IS NOT NULL AND (v < prev_v OR restarted) THEN 1 ELSE 0 END AS reset
   FROM delta
   WHERE slot > first_slot AND window_slot >= ${day_start} AND window_slot < ${day_end}
 )
-SELECT node, fs,
+SELECT node, fs${by_target},
        timestamp_seconds(window_slot) AS window_start,
        ${window_s} AS window_s,
        SUM(CASE WHEN m = 'read_kb' THEN d ELSE 0 END) / 1024.0 AS read_kb,
@@ -92,4 +95,4 @@ SELECT node, fs,
        CAST(SUM(reset) AS INT) AS resets,
        to_date(timestamp_seconds(window_slot)) AS date
 FROM clean
-GROUP BY node, fs, window_slot
+GROUP BY node, fs${by_target}, window_slot

@@ -10,8 +10,9 @@
 -- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
 -- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the
 -- Darshan small-request limit in words), single_fwd (TRUE: the site has one forwarding
--- node), high_mdops, size_edges and darshan_edges (SQL arrays), md_sum (the sum of the MDS
--- counters), date.
+-- node), export_path (TRUE: the site's path comes from Lustre export statistics, its
+-- faults judged on the runs), high_mdops, size_edges and darshan_edges (SQL arrays), md_sum
+-- (the sum of the MDS counters), date.
 -- Causes:
 --   component  pinpointed faults on the path (their lost_s) and OSTs whose files were slower
 --              in the job's Darshan log (the longest file time on it - elsewhere);
@@ -47,15 +48,20 @@ anom AS (
 ),
 path_causes AS (
   SELECT c.job_id, 'component' AS kind, c.component AS name, c.lost_s, 0 AS src,
-         concat(CASE c.kind WHEN 'fwd' THEN 'forwarding node ' ELSE 'OST ' END, c.component,
+         concat(CASE c.kind WHEN 'fwd' THEN 'forwarding node ' WHEN 'mdt' THEN 'MDT '
+                            ELSE 'OST ' END, c.component,
                 ' was pinpointed at fault ', date_format(c.first_ts, 'HH:mm'), '-',
                 date_format(c.last_ts, 'HH:mm'), ' UTC while the job used it; the job lost ',
                 format_number(c.lost_s / 60, 1), ' min there',
                 CASE WHEN c.worst_ratio > 0 THEN concat(' (service up to ',
-                     format_number(1 / c.worst_ratio, 1), 'x its normal time)') ELSE '' END,
+                     format_number(1 / c.worst_ratio, 1), 'x its normal time)')
+                     WHEN ${export_path} THEN ' (the runs that used it that hour ran longer than their command groups; the runs that avoided it did not)'
+                     ELSE '' END,
                 COALESCE(concat('; ', a.text), '')) AS evidence,
          CASE c.kind WHEN 'fwd'
            THEN 'Report it to the admins (LWFS server); rerun on compute nodes served by another forwarding node.'
+           WHEN 'mdt'
+           THEN 'Report it to the storage team (metadata server); until it is fixed, keep metadata-heavy work (many small files, frequent opens and stats) off this file system.'
            ELSE 'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
          END AS recommendation
   FROM comp c LEFT JOIN anom a ON a.job_id = c.job_id AND a.component = c.component

@@ -102,30 +102,35 @@ UTIL_CLASSES = [(0.0, "u<10%"), (0.1, "u10-30%"), (0.3, "u30-60%"), (0.6, "u60-9
 
 COMPONENT_PINPOINT = StructType([
     field("hour", TimestampType(), False),    # the period the fit covers (UTC hour)
-    field("component", StringType(), False),  # a forwarding node or OST
-    field("kind", StringType(), False),       # fwd | ost
+    field("component", StringType(), False),  # a forwarding node, OST or MDT
+    field("kind", StringType(), False),       # fwd | ost | mdt
     field("beta", DoubleType(), False),       # excess service time of a request through it
-                                           # (0.5: 50 % slower than its knowledge base)
+                                           # (0.5: 50 % slower than its knowledge base);
+                                           # slow_runs: excess runtime of the runs using it
     field("explained", DoubleType(), False),  # fraction of the hour's squared excess it removes
-    field("n_obs", IntegerType(), False),     # forwarding-node minutes it touched
+    field("n_obs", IntegerType(), False),     # forwarding-node minutes (slow_runs: runs) it
+                                           # touched
     field("rank", IntegerType(), False),      # 1 = found first (explains most)
     field("evidence", StringType()),          # rpc_wait: its clients' wait for it; lwfs_fit:
-                                           # fitted to the forwarding nodes' LWFS excess
+                                           # fitted to the forwarding nodes' LWFS excess;
+                                           # slow_runs: fitted to the runtimes of the runs
+                                           # that used it (export statistics)
     DATE,
 ])
 
 JOB_PATH = StructType([
     field("job_id", StringType(), False),
-    field("ts", TimestampType(), False),      # minute (UTC)
+    field("ts", TimestampType(), False),      # minute (UTC); export statistics: window start
     field("layer", StringType(), False),      # compute | forwarding | ost | mds
-    field("component", StringType(), False),  # node, forwarding node, OST or MDS name
-    field("kind", StringType(), False),       # compute | fwd | ost | mdt
+    field("component", StringType(), False),  # node, forwarding node, OST, MDS or MDT name
+    field("kind", StringType(), False),       # compute | fwd | ost | mds | mdt
     field("read_bytes", DoubleType(), False),  # the job's bytes through the hop
     field("write_bytes", DoubleType(), False),
     field("ops", DoubleType(), False),        # data requests (RPCs below the compute layer)
     field("md_ops", DoubleType(), False),
     field("share", DoubleType()),             # the job's share of the component's load
-    field("attribution", StringType(), False),  # exact (own trace) | share (profiles' rule)
+    field("attribution", StringType(), False),  # exact (own trace or export statistics)
+                                             # | share (profiles' rule)
     field("comp_bw", DoubleType()),           # the component's bytes/s in the minute
     field("base_bw", DoubleType()),           # its knowledge base's median at that load
     field("comp_iops", DoubleType()),
@@ -139,6 +144,8 @@ JOB_PATH = StructType([
     field("spent_s", DoubleType()),           # fwd: the job's requests x lat / threads
     field("expected_s", DoubleType()),        # fwd: the same at the baseline's median
     field("lost_s", DoubleType(), False),     # seconds lost to this component being at fault
+                                           # (export statistics: the run's LASSi lost time
+                                           # x the pinpoint's part, component_pinpoint)
     field("lost_load_s", DoubleType()),       # fwd: excess not explained by a fault (load)
     DATE,
 ])
