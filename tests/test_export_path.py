@@ -67,7 +67,10 @@ def day(spark, tmp_path_factory):
     run and the healthy one, so they are no candidates. Run 1's part explained by OST1 is
     0.5 / max(0.5, 0.5) = 1, so its 1,220 s spread over its two windows there: 610 s each.
     Hour 11: runs 4 and 5 (n4, n5) are 1.4x slow and both only open files on the MDT, which
-    served 900 ops/s of its 1,000 peak: busy, so slowed by load, and not named.
+    served 900 ops/s of its 1,000 peak: busy, so slowed by load, and not named. Each lost
+    400 s, all in its one window on the busy MDT (lost_load_s 400); each had half of the
+    MDT's operations there, so its neighbour explains half (200 s) and the other half is its
+    own load.
     OST1's window 10:00 moved 200 MiB (bw 200 MiB / 180 s) against a median of twice that:
     rate ratio 0.5, and run 1 had half of its bytes."""
     from lassi.core.warehouse import Warehouse
@@ -144,8 +147,9 @@ def test_hops_are_exact_and_carry_the_lost_time(day):
     healthy = wh.read("job_path", [D]).filter("job_id = 'J3'").agg({"lost_s": "sum"}).first()
     assert healthy[0] == 0.0
     mdt = wh.read("job_path", [D]).filter("job_id = 'J4'").collect()
-    assert {(r.layer, r.component, r.kind, r.md_ops) for r in mdt} == {
-        ("compute", "n4", "compute", 5000.0), ("mds", MDT, "mdt", 5000.0)}
+    assert {(r.layer, r.component, r.kind, r.md_ops, r.lost_s, r.lost_load_s) for r in mdt} == {
+        ("compute", "n4", "compute", 5000.0, 0.0, None), ("mds", MDT, "mdt", 5000.0, 0.0, 400.0)}
+    assert all(r.lost_load_s is None for r in rows.values())   # J1 used no busy target
 
 
 def test_why_names_the_ost_with_its_evidence(day):
@@ -155,6 +159,15 @@ def test_why_names_the_ost_with_its_evidence(day):
     assert (top.kind, top.name) == ("component", OST1)
     assert top.share == pytest.approx(1.0)
     assert "command groups" in top.evidence and "10:00-10:03" in top.evidence
+
+
+def test_why_names_the_neighbour_on_a_busy_target(day):
+    wh, site, _ = day
+    d = diagnose(wh, site, "J4")
+    assert d.lost_s == pytest.approx(400.0)
+    nb = [c for c in d.causes if c.kind == "neighbour"]
+    assert [(c.name, round(c.share, 6)) for c in nb] == [("J5", 0.5)]
+    assert "MDT fs2-MDT0000" in nb[0].evidence and "NRS" in nb[0].recommendation
 
 
 def test_a_day_without_captures_gets_an_empty_path(spark, tmp_path):

@@ -13,6 +13,8 @@ evidence and a recommendation:
   job's Darshan log (TOKIO's bad-OST test per job, lassi.siox.ost_correlation.slow_osts;
   lost = its slowest file there - its slowest file elsewhere);
 - `neighbour`: Beacon's interference neighbours share the path's load part by bandwidth;
+  on a site with Lustre export statistics, the jobs that loaded the busy targets the job
+  used (sql/siox/steps/diagnosis_shared.sql), by their share of the traffic there;
 - `pattern`: small requests, N:1 without aggregation, metadata-heavy, random access,
   unaligned, read-after-write — from the job's Darshan logs (darshan_file's access
   counters), its Beacon profile (`job_summary`) or LASSi's per-job counters (`app_hour`:
@@ -42,6 +44,7 @@ from lassi.core.warehouse import Warehouse, days
 
 MIN_LOST_S = 60.0              # path-measured loss that makes a job worth explaining ...
 MIN_LOST_SHARE = 0.05          # ... when it is also this share of its runtime
+MAX_SHARED_NEIGHBOURS = 5       # neighbours named per job on busy Lustre targets
 
 
 def _read(wh: Warehouse, table: str, dates: list[dt.date]) -> DataFrame:
@@ -116,6 +119,9 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
         _read(wh, table, [date]).join(ids, "job_id", "left_semi").createOrReplaceTempView(view)
     _read(wh, "component_anomaly", days(date, date + dt.timedelta(days=1))) \
         .createOrReplaceTempView("dg_anomaly")
+    _read(wh, "job_path", [date]).createOrReplaceTempView("dg_day_path")
+    wh.spark.sql(sql("siox/steps/diagnosis_shared", window_s=site.window_s,
+                     max_neighbours=MAX_SHARED_NEIGHBOURS)).createOrReplaceTempView("dg_shared")
     dg = site.settings.diagnosis
     darshan_edges = _sql_array(DARSHAN_SIZE_EDGES)
     # the Darshan evidence is read by several CTEs: computed once (a few rows per job)

@@ -21,7 +21,9 @@ carry no service times, so "slow" is measured on the runs, against their own his
    a fault, so it is a candidate that takes up their excess but is not named;
 3. `job_path` (sql/siox/steps/export_path.sql): per job, window and hop, with each
    target's rate against its knowledge base and the run's LASSi lost time split over the
-   pinpointed targets on its path.
+   pinpointed targets on its path (`lost_s`) and, for what they leave, over its windows on
+   busy targets (`lost_load_s`: queueing behind its neighbours there, who are named by
+   lassi.siox.diagnosis).
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> None:
                   fwd_pool=FWD_POOL)).createOrReplaceTempView("xp_state")
     (wh.read("path_component", [date]).filter("kind IN ('ost', 'mdt')")
      .selectExpr("component", "peak_bw", "peak_iops").createOrReplaceTempView("xp_peaks"))
+    spark.sql(sql("siox/steps/export_target_util")).createOrReplaceTempView("xp_util")
 
 
 def component_pinpoint(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
@@ -128,4 +131,5 @@ def component_pinpoint(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
 def job_path(wh: Warehouse, pins: DataFrame, date: dt.date) -> DataFrame:
     """job_path rows of `date` from the registered views and the day's pinpoint."""
     pins.createOrReplaceTempView("xp_pin")
-    return wh.spark.sql(sql("siox/steps/export_path", date=date.isoformat()))
+    return wh.spark.sql(sql("siox/steps/export_path", load_util=LOAD_UTIL,
+                            date=date.isoformat()))

@@ -2,7 +2,8 @@
 -- `lassi why`, lassi.siox.diagnosis). Ranked causes per job with the share of its lost time.
 -- Inputs: views `dg_job` (siox/steps/diagnosis_lost.sql: the jobs to explain, with runtime,
 -- slowdown and lost time), `dg_path` (their job_path rows), `dg_interference`
--- (their interference rows), `dg_summary` (their job_summary rows), `dg_app_hour` (their
+-- (their interference rows), `dg_shared` (siox/steps/diagnosis_shared.sql: their neighbours
+-- on busy Lustre targets, sites with export statistics), `dg_summary` (their job_summary rows), `dg_app_hour` (their
 -- app_hour rows: LASSi counters, the pattern evidence of a job without a Beacon profile),
 -- `dg_anomaly` (component_anomaly of the days), `dg_darshan` (siox/steps/darshan_io.sql:
 -- their Darshan access patterns), `dg_darshan_ost` (the OSTs whose files were slower in their
@@ -17,7 +18,9 @@
 --   component  pinpointed faults on the path (their lost_s) and OSTs whose files were slower
 --              in the job's Darshan log (the longest file time on it - elsewhere);
 --   neighbour  Beacon interference neighbours share the path's load part by bandwidth
---              (no path: half of what no component explains, marked weak);
+--              (no path: half of what no component explains, marked weak); on export
+--              statistics the jobs loading the busy targets it used, by their share there
+--              (the job's own share of that load stays with it: pattern / history);
 --   pattern    small requests / N:1 without aggregation / metadata-heavy / random access /
 --              unaligned / read-after-write share what is left (listed with share 0 when
 --              nothing is left: the recommendation still holds);
@@ -88,23 +91,35 @@ ctot AS (
   SELECT job_id, SUM(lost_s) AS comp_lost FROM comp_causes GROUP BY job_id
 ),
 nb AS (
-  SELECT job_id, neighbour, MAX(cause) AS cause, MAX(COALESCE(bw, 0)) AS bw,
+  SELECT job_id, neighbour, MAX(cause) AS cause, CAST(NULL AS STRING) AS target,
+         MAX(COALESCE(bw, 0)) AS weight, 0.0 AS self_weight, MAX(COALESCE(bw, 0)) AS bw,
          MAX(COALESCE(iops, 0)) AS iops, MAX(COALESCE(mdops, 0)) AS mdops
   FROM dg_interference WHERE neighbour IS NOT NULL GROUP BY job_id, neighbour
+  UNION ALL
+  SELECT job_id, neighbour, 'shared target', target, weight, self_weight, bw, iops, mdops
+  FROM dg_shared
 ),
 nb_causes AS (
   SELECT n.job_id, 'neighbour' AS kind, n.neighbour AS name,
          CASE WHEN j.has_path THEN j.load_lost
               ELSE 0.5 * GREATEST(j.lost_s - COALESCE(t.comp_lost, 0), 0) END
-           * CASE WHEN SUM(n.bw) OVER w > 0 THEN n.bw / SUM(n.bw) OVER w
+           * CASE WHEN SUM(n.weight) OVER w > 0
+                  THEN n.weight / (SUM(n.weight) OVER w + MAX(n.self_weight) OVER w)
                   ELSE 1.0 / COUNT(*) OVER w END AS lost_s,
-         concat('job ', n.neighbour, ' shared its forwarding nodes (', n.cause, '; ',
+         concat('job ', n.neighbour,
+                CASE WHEN n.target IS NULL
+                     THEN concat(' shared its forwarding nodes (', n.cause, '; ')
+                     ELSE concat(' loaded ', n.target, ' while it ran near its peak and this ',
+                                 'job used it (', format_number(100 * n.weight, 0),
+                                 ' % of its traffic there, summed over the windows; ') END,
                 format_number(n.bw / 1048576, 0), ' MiB/s, ', format_number(n.iops, 0),
                 ' IOPS, ', format_number(n.mdops, 0), ' MDOPS)',
                 CASE WHEN j.has_path THEN ''
                      ELSE ' - no path data: the share is a rough split' END) AS evidence,
-         'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
-           AS recommendation
+         CASE WHEN n.target IS NULL
+           THEN 'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
+           ELSE 'Run at another time or on another file system; the admins can throttle the neighbour''s I/O (Lustre NRS TBF rules per job).'
+         END AS recommendation
   FROM nb n JOIN job j ON j.job_id = n.job_id LEFT JOIN ctot t ON t.job_id = n.job_id
   WINDOW w AS (PARTITION BY n.job_id)
 ),
