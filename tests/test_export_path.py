@@ -168,6 +168,7 @@ def test_why_names_the_neighbour_on_a_busy_target(day):
     nb = [c for c in d.causes if c.kind == "neighbour"]
     assert [(c.name, round(c.share, 6)) for c in nb] == [("J5", 0.5)]
     assert "MDT fs2-MDT0000" in nb[0].evidence and "NRS" in nb[0].recommendation
+    assert "on average 50 % of its traffic in the 1 capture windows" in nb[0].evidence
 
 
 def test_a_day_without_captures_gets_an_empty_path(spark, tmp_path):

@@ -230,7 +230,7 @@ def test_job_diagnosis_stage_explains_a_slowed_job(day):
                               risk_oss_sum=0.0, risk_mds_sum=0.0, date=D)], "run_slowdown", [D])
     try:
         summary = build_job_diagnosis(wh, site, D)
-        assert summary.startswith("1 slowed or abnormal jobs; top cause: 1 history")
+        assert summary == "1 jobs diagnosed, 1 lost time; top cause: 1 history"
         rows = [(r.rank, r.kind, r.name, round(r.lost_s, 6), round(r.job_lost_s, 6))
                 for r in wh.read("job_diagnosis", [D]).orderBy("rank").collect()]
         assert rows == [(1, "history", "slower-than-group", 1454.0, 1460.0),

@@ -142,7 +142,7 @@ def _diagnose_many(wh, site, job_ids: list[str]) -> dict:
     from lassi.siox.diagnosis import diagnose_frame
     from lassi.tools.why import _job_row, find_job, from_rows
 
-    frames = [_job_row(wh, DAY, j, find_job(wh, j)[1]) for j in job_ids]
+    frames = [_job_row(wh, DAY, j, find_job(wh, j)[1])[0] for j in job_ids]
     jobs = reduce(lambda a, b: a.unionByName(b), frames).localCheckpoint()
     rows = diagnose_frame(wh, site, DAY, jobs).collect()
     by_job = {r["job_id"]: r for r in jobs.collect()}

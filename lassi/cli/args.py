@@ -113,12 +113,13 @@ def site_of(args: argparse.Namespace):
     return load_site(args.site, nodes=getattr(args, "nodes", None))
 
 
-def open_warehouse(args: argparse.Namespace, app: str):
-    """The warehouse of --warehouse on a Spark session named `lassi <app>`."""
+def open_warehouse(args: argparse.Namespace, app: str, short_lived: bool = False):
+    """The warehouse of --warehouse on a Spark session named `lassi <app>` (`short_lived`:
+    a command of a few small queries, see lassi.core.spark.get_spark)."""
     from lassi.core.spark import get_spark
     from lassi.core.warehouse import Warehouse
 
-    return Warehouse(get_spark(f"lassi {app}"), args.warehouse)
+    return Warehouse(get_spark(f"lassi {app}", short_lived=short_lived), args.warehouse)
 
 
 def existing_warehouse(root: str) -> None:

@@ -206,7 +206,7 @@ def cmd_summarize_job(args) -> int:
     root = args.darshan_root or site.settings.tokio.darshan_root
     if root and not Path(root).is_dir():
         raise CliError(f"no Darshan log repository at {root}")
-    wh = open_warehouse(args, "summarize-job")
+    wh = open_warehouse(args, "summarize-job", short_lived=True)
     if root:
         print(f"{fetch_darshan_logs(wh, site, args.job_ids, root)} Darshan logs found in {root}",
               file=sys.stderr)
@@ -242,7 +242,7 @@ def cmd_why(args) -> int:
     site = site_of(args)
     from lassi.tools.why import WhyError, diagnose, format_text
 
-    wh = open_warehouse(args, "why")
+    wh = open_warehouse(args, "why", short_lived=True)
     try:
         d = diagnose(wh, site, args.job_id, args.date)
     except WhyError as exc:

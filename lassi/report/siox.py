@@ -126,15 +126,17 @@ def _why_pages(wh: Warehouse, date, job_ids: list[str], folder: Path) -> dict[st
 
 
 def _diagnosis_html(wh: Warehouse, date, folder: Path | None) -> str:
-    head = ("<h3>Slow jobs explained</h3><p>The day's slowed or abnormal jobs with the most "
+    head = ("<h3>Slow jobs explained</h3><p>The day's jobs with the most "
             "lost time and the cause that explains most of it (<code>job_diagnosis</code>; "
             "<code>lassi why JOBID</code> gives every cause with its evidence). Lost time: "
             "the larger of the run's excess over its command group's mean and what its "
             "causal path measured.</p>")
     if not wh.has("job_diagnosis", date):
-        return head + "<p class='note'>No slowed or abnormal job with a cause this day.</p>"
+        return head + "<p class='note'>No job diagnosed this day.</p>"
     wh.read("job_diagnosis", date).createOrReplaceTempView("rs_diagnosis")
     top = wh.spark.sql(sql("report/siox_diagnosis", top=TOP_JOBS)).collect()  # TOP_JOBS rows
+    if not top:
+        return head + "<p class='note'>No job lost time this day.</p>"
     links = _why_pages(wh, date, [r["job_id"] for r in top], folder) if folder else {}
     rows = [[td(links.get(r["job_id"], esc(r["job_id"]))), td(esc(r["app"] or "–")),
              td("–" if r["runtime_s"] is None else f"{r['runtime_s'] / 60:.0f}", "num"),

@@ -1,5 +1,5 @@
-"""SIOX stage `job_diagnosis`: why each of the day's slowed or abnormal jobs was slow, and what
-should be done — the answer of `lassi why`, for every such job at once (issue #14).
+"""SIOX stage `job_diagnosis`: why each of the day's jobs was slow, and what should be done —
+the answer of `lassi why`, for every job of the day at once (issue #14).
 
 One SQL (sql/siox/job_diagnosis.sql) turns what every analysis knows about a set of jobs
 into ranked causes, each with the share of the job's lost time it explains, one sentence of
@@ -22,9 +22,10 @@ evidence and a recommendation:
   `thresholds.high_mdops` — share what no component or neighbour explains;
 - `history`: that remainder when no pattern is flagged.
 
-The stage explains the jobs that started on the date and were slowed (run_slowdown), had
-an abnormal I/O phase (io_phase) or lost at least MIN_LOST_S and MIN_LOST_SHARE of their
-runtime on their causal path. `lassi why` runs the same SQL for one job.
+The stage explains every job that started on the date (app_run); a job with no lost time
+and no flagged pattern has no rows. `lassi why` reads the answer from here, and runs the
+same SQL for one job only when the day has not been diagnosed or the job is known from
+Darshan or job_metrics alone.
 """
 
 from __future__ import annotations
@@ -42,8 +43,6 @@ from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
-MIN_LOST_S = 60.0              # path-measured loss that makes a job worth explaining ...
-MIN_LOST_SHARE = 0.05          # ... when it is also this share of its runtime
 MAX_SHARED_NEIGHBOURS = 5       # neighbours named per job on busy Lustre targets
 
 
@@ -149,29 +148,18 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
                             date=date.isoformat(), **dg.__dict__))
 
 
-def day_jobs(wh: Warehouse, date: dt.date) -> DataFrame:
-    """The jobs of `date` worth explaining: slowed, abnormal, or losing time on their path."""
-    jobs = jobs_frame(wh, date)
-    abnormal = _read(wh, "io_phase", [date]).filter("is_abnormal").select("job_id").distinct()
-    lost = (_read(wh, "job_path", [date]).groupBy("job_id")
-            .agg(F.sum(F.col("lost_s") + F.coalesce("lost_load_s", F.lit(0.0))).alias("l")))
-    keep = (jobs.join(abnormal.withColumn("abnormal", F.lit(True)), "job_id", "left")
-            .join(lost, "job_id", "left")
-            .filter(F.col("slowed") | F.coalesce("abnormal", F.lit(False))
-                    | ((F.col("l") >= MIN_LOST_S)
-                       & (F.col("l") >= MIN_LOST_SHARE * F.col("runtime_s")))))
-    return keep.drop("abnormal", "l")
-
-
 @scoped
 def build_job_diagnosis(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_diagnosis` of `date`; a one-line summary."""
     if not wh.has("app_run", date):
         wh.clear("job_diagnosis", [date])
         return "no jobs started on the day"
-    jobs = day_jobs(wh, date).localCheckpoint()
+    jobs = jobs_frame(wh, date).localCheckpoint()
     out = diagnose_frame(wh, site, date, jobs).localCheckpoint()
     wh.write(out, "job_diagnosis", [date])
-    n = out.filter("rank = 1").groupBy("kind").count().collect()      # at most 4 kinds
+    n = (out.filter("rank = 1 AND job_lost_s > 0").groupBy("kind").count()
+         .collect())                                                   # at most 4 kinds
     tops = ", ".join(f"{r['count']} {r['kind']}" for r in sorted(n, key=lambda r: -r["count"]))
-    return (f"{jobs.count()} slowed or abnormal jobs; top cause: {tops or 'none found'}")
+    lost = sum(r["count"] for r in n)
+    return (f"{jobs.count()} jobs diagnosed, {lost} lost time; top cause: "
+            f"{tops or 'none found'}")

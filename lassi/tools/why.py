@@ -87,19 +87,20 @@ def find_job(wh: Warehouse, job_id: str, date: dt.date | None = None) -> tuple[d
                    "job_metrics, darshan_job)")
 
 
-def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict) -> DataFrame:
-    """The job as diagnosis_jobs.sql gives it; a job app_run does not hold is run through
-    the same SQL as one app_run row made from what the table that knows it says."""
+def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict) -> tuple[DataFrame, bool]:
+    """The job as diagnosis_jobs.sql gives it, and whether app_run holds it; a job app_run
+    does not hold is run through the same SQL as one app_run row made from what the table
+    that knows it says."""
     jobs = jobs_frame(wh, day, [job_id])
     if jobs.first() is not None:
-        return jobs
+        return jobs, True
     run = {"app_id": job_id, "job_id": job_id, "user": known.get("user"),
            "exe": known.get("app") or known.get("exe"),
            "start": known.get("start") or known.get("start_time"),
            "end": known.get("end") or known.get("end_time"), "source": "why", "date": day}
     schema = schema_of("app_run")
     row = tuple(run.get(f.name) for f in schema.fields)
-    return jobs_frame(wh, day, runs=wh.spark.createDataFrame([row], schema))
+    return jobs_frame(wh, day, runs=wh.spark.createDataFrame([row], schema)), False
 
 
 def _health(wh: Warehouse, start, end, targets: list[str]) -> list[str]:
@@ -142,12 +143,12 @@ def from_rows(job_id: str, day: dt.date, rows: list, job=None) -> Diagnosis:
 def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None) -> Diagnosis:
     """The job's ranked causes (job_diagnosis, or computed now for this job alone)."""
     day, known = find_job(wh, job_id, date)
-    rows = []
-    if wh.has("job_diagnosis", day):
-        rows = wh.read("job_diagnosis", [day]).filter(F.col("job_id") == job_id).collect()
-    jobs = _job_row(wh, day, job_id, known).localCheckpoint()   # one row, read many times
+    jobs, scheduled = _job_row(wh, day, job_id, known)
+    jobs = jobs.localCheckpoint()                             # one row, read many times
     job = jobs.first()
-    if not rows:
+    if scheduled and wh.has("job_diagnosis", day):   # the daily stage explained every job
+        rows = wh.read("job_diagnosis", [day]).filter(F.col("job_id") == job_id).collect()
+    else:
         rows = diagnose_frame(wh, site, day, jobs).collect()
     d = from_rows(job_id, day, rows, job)
     if wh.has("job_path", day):

@@ -92,11 +92,13 @@ ctot AS (
 ),
 nb AS (
   SELECT job_id, neighbour, MAX(cause) AS cause, CAST(NULL AS STRING) AS target,
-         MAX(COALESCE(bw, 0)) AS weight, 0.0 AS self_weight, MAX(COALESCE(bw, 0)) AS bw,
+         MAX(COALESCE(bw, 0)) AS weight, 0.0 AS self_weight, CAST(NULL AS DOUBLE) AS mean_share,
+         CAST(NULL AS INT) AS windows, MAX(COALESCE(bw, 0)) AS bw,
          MAX(COALESCE(iops, 0)) AS iops, MAX(COALESCE(mdops, 0)) AS mdops
   FROM dg_interference WHERE neighbour IS NOT NULL GROUP BY job_id, neighbour
   UNION ALL
-  SELECT job_id, neighbour, 'shared target', target, weight, self_weight, bw, iops, mdops
+  SELECT job_id, neighbour, 'shared target', target, weight, self_weight, mean_share, windows,
+         bw, iops, mdops
   FROM dg_shared
 ),
 nb_causes AS (
@@ -110,8 +112,9 @@ nb_causes AS (
                 CASE WHEN n.target IS NULL
                      THEN concat(' shared its forwarding nodes (', n.cause, '; ')
                      ELSE concat(' loaded ', n.target, ' while it ran near its peak and this ',
-                                 'job used it (', format_number(100 * n.weight, 0),
-                                 ' % of its traffic there, summed over the windows; ') END,
+                                 'job used it (on average ', format_number(100 * n.mean_share, 0),
+                                 ' % of its traffic in the ', CAST(n.windows AS STRING),
+                                 ' capture windows they shared; ') END,
                 format_number(n.bw / 1048576, 0), ' MiB/s, ', format_number(n.iops, 0),
                 ' IOPS, ', format_number(n.mdops, 0), ' MDOPS)',
                 CASE WHEN j.has_path THEN ''
@@ -261,8 +264,8 @@ SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
        c.lost_s, c.evidence, c.recommendation,
        j.lost_s AS job_lost_s, j.slowdown, j.runtime_s, j.app, j.user, j.start,
        filter(array(
-         CASE WHEN NOT j.has_path AND dj.job_id IS NULL THEN 'no causal path for this job (no Beacon forwarding layer or job trace): component evidence is missing, shares are weak'
-              WHEN NOT j.has_path THEN 'no causal path for this job (no Beacon forwarding layer or job trace): the component evidence is its Darshan log alone' END,
+         CASE WHEN NOT j.has_path AND dj.job_id IS NULL THEN 'no causal path for this job (no Beacon job trace or Lustre export statistics): component evidence is missing, shares are weak'
+              WHEN NOT j.has_path THEN 'no causal path for this job (no Beacon job trace or Lustre export statistics): the component evidence is its Darshan log alone' END,
          CASE WHEN j.slowdown IS NULL AND j.lost_s > 0 THEN 'no command-group history for this run: lost time is what the causal path or the Darshan log measured' END,
          CASE WHEN ${single_fwd} AND j.has_path AND ost.job_id IS NOT NULL THEN 'the site has one forwarding node: its own slowness and slow OSTs raise the same LWFS service times, so an OST named here may be the forwarding node (and the reverse)' END,
          CASE WHEN j.lost_s <= 0 THEN 'no lost time measured (no command-group history, causal path or slow OST): the patterns are listed without a share' END

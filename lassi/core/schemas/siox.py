@@ -11,7 +11,7 @@
 - `component_pinpoint` (SIOX §4.4, §6): per hour, the components whose slowness explains the
   forwarding nodes' excess service time (lassi.siox.pinpoint).
 - `job_path`: each job's causal path per minute and hop, with the time it lost there.
-- `job_diagnosis`: why each slowed or abnormal job was slow (`lassi why`), ranked causes.
+- `job_diagnosis`: why each job of the day was slow (`lassi why`), ranked causes.
 """
 
 from __future__ import annotations

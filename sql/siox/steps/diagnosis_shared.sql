@@ -4,7 +4,7 @@
 -- the target's traffic there (OST: bytes; MDT: metadata operations), summed over the
 -- windows; `self_weight` is the job's own share summed the same way (its own load: that
 -- part of the queueing is its own doing). The top ${max_neighbours} per job, in the columns
--- of the Beacon interference neighbours.
+-- of the Beacon interference neighbours, with its mean share per shared window.
 -- Inputs: views `dg_path` (the explained jobs' job_path rows) and `dg_day_path` (job_path
 -- of the day, every job). Parameter: window_s.
 WITH mine AS (
@@ -30,12 +30,13 @@ per_nb AS (
   SELECT job_id, neighbour,
          MAX_BY(concat(CASE kind WHEN 'mdt' THEN 'MDT ' ELSE 'OST ' END, component), weight)
            AS target,
-         SUM(weight) AS weight, SUM(bytes) / (MAX(windows) * ${window_s}) AS bw,
+         SUM(weight) AS weight, SUM(weight) / SUM(windows) AS mean_share,
+         CAST(SUM(windows) AS INT) AS windows, SUM(bytes) / (MAX(windows) * ${window_s}) AS bw,
          SUM(ops) / (MAX(windows) * ${window_s}) AS iops,
          SUM(md) / (MAX(windows) * ${window_s}) AS mdops
   FROM pair GROUP BY job_id, neighbour
 )
-SELECT job_id, neighbour, target, weight, self_weight, bw, iops, mdops
+SELECT job_id, neighbour, target, weight, self_weight, mean_share, windows, bw, iops, mdops
 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id ORDER BY weight DESC, neighbour) AS k,
              MAX(CASE WHEN neighbour = job_id THEN weight ELSE 0 END)
                OVER (PARTITION BY job_id) AS self_weight
