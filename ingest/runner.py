@@ -95,40 +95,21 @@ def _progress(done: int, total: int, label: str) -> None:
             print(file=sys.stderr)
 
 
-def _lustre_partition(files, nid_map: dict[str, str]):
-    """Executor side: parse Lustre files, emit tagged rows, quarantine and stats."""
-    fields = schema_of("raw_lustre_stats").fieldNames()[:-1]
-    for f in files:
-        server = Path(f).parent.name
-        rows, qs, st = lustre_stats.parse_file(f, server=server, nid_map=nid_map)
-        for r in rows:
-            yield ("r", (*[r[k] for k in fields], r["snapshot_time"].date()))
-        for q in qs:
-            yield ("q", (q.source, q.file, q.line_no, q.raw, q.reason))
-        yield ("s", (st.files, st.lines_read, st.lines_used, st.lines_quarantined, st.rows,
-                     st.counter_resets))
+def _parse_lustre(path: str, site: Site, _prev: str | None, _day: dt.date | None):
+    """A Lustre statistics file as a wire task (the server is the file's folder)."""
+    return lustre_stats.parse_file(path, server=Path(path).parent.name, nid_map=site.nid_map)
 
 
 def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Path],
                   date: dt.date) -> ParseStats:
     """Parse Lustre statistics files in parallel into `raw_lustre_stats` (whole partitions of
     the rows' days); quarantine and ingest_log rows of `date`."""
-    sc = spark.sparkContext
-    nid_map = site.nid_map
-    n = max(1, min(len(files), sc.defaultParallelism * 4))
-    tagged = (sc.parallelize([str(f) for f in files], n)
-              .mapPartitions(lambda it: _lustre_partition(it, nid_map))
-              .persist())
-    rows = spark.createDataFrame(tagged.filter(lambda x: x[0] == "r").map(lambda x: x[1]),
-                                 schema_of("raw_lustre_stats"))
-    totals = (tagged.filter(lambda x: x[0] == "s").map(lambda x: x[1])
-              .fold((0,) * 6, lambda a, b: tuple(i + j for i, j in zip(a, b, strict=True))))
-    stats = ParseStats("lustre", *totals)
-    qs = spark.createDataFrame(tagged.filter(lambda x: x[0] == "q").map(lambda x: x[1]),
-                               _Q_FIELDS)
-    part = IngestResult(stats, [TableRows("raw_lustre_stats", rows)], qs)
+    site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
+    tasks = [(str(f), None, None) for f in files]
+    part, wire = _parse_parallel(spark, site, "lustre", "raw_lustre_stats", _parse_lustre,
+                                 tasks, "snapshot_time", owned=None)
     out = writer.write_ingest(wh, "lustre", [part], date)
-    tagged.unpersist()
+    wire.unpersist()
     return out
 
 
@@ -185,7 +166,7 @@ def _balanced(tasks: list[BeaconTask], n: int) -> list[list[BeaconTask]]:
 
 
 def _wire_schema(table: str) -> StructType:
-    """What the executors emit for a Beacon table: `tag` ('r' a row, 'q' a quarantined line,
+    """What the executors emit for a parsed table: `tag` ('r' a row, 'q' a quarantined line,
     's' a file's stats), the table's columns (nullable, no date; timestamps as epoch
     microseconds) and `aux` (JSON of q/s)."""
     cols = [StructField(f.name, LongType() if isinstance(f.dataType, TimestampType)
@@ -195,14 +176,13 @@ def _wire_schema(table: str) -> StructType:
                        StructField("aux", StringType(), True)])
 
 
-def _beacon_batches(batches, source: str, site: Site):
-    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) of one layer;
+def _wire_batches(batches, table: str, parse: Callable, site: Site):
+    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with `parse`;
     emit rows, quarantine and stats as Arrow wire batches (no Python object per row for
-    the columnar parsers)."""
+    the columnar parsers, one Arrow conversion per file for the others)."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
-    table, parse = BEACON[source]
     rows_schema = row_schema(table)
     wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
                       pa.field("aux", pa.string())])
@@ -230,27 +210,26 @@ def _beacon_batches(batches, source: str, site: Site):
                                              "extra": st.extra})])
 
 
-def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
-    """Parse one Beacon layer in parallel: (result, wire). The wire rows are cached once in
-    the JVM, so rows, stats and quarantine are split off there without another pass through
-    Python; the result's rows (whole partitions of the tasks' days) still read the cache,
-    so `wire` is unpersisted once they are written. Stats are collected and the quarantine
-    checkpointed here."""
+def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
+                    tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None):
+    """Parse files in parallel into `table`: (result, wire). The wire rows are cached once
+    in the JVM, so rows, stats and quarantine are split off there without another pass
+    through Python; the result's rows (partitions by `time_col`'s day; whole partitions of
+    `owned` days when given) still read the cache, so `wire` is unpersisted once they are
+    written. Stats are collected and the quarantine checkpointed here."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     sc = spark.sparkContext
-    table = BEACON[source][0]
     bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
     jobs = [(json.dumps([(f, prev, day and day.isoformat()) for f, prev, day in b]),)
             for b in bins]
     inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
-    wire = (inp.mapInArrow(lambda it: _beacon_batches(it, source, site), _wire_schema(table))
+    wire = (inp.mapInArrow(lambda it: _wire_batches(it, table, parse, site), _wire_schema(table))
             .persist(StorageLevel.MEMORY_AND_DISK))
     cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
             else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
-    rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date("ts"))
-    owned = sorted({d for _, _, d in tasks if d is not None})
+    rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date(time_col))
     per_file = wire.filter(F.col("tag") == "s").select(F.from_json("aux", _STATS).alias("s"))
     totals = per_file.agg(*[F.sum(f"s.{c}").alias(c) for c in _COUNTS]).first()   # one row
     extra = (per_file.select(F.explode("s.extra")).groupBy("key")
@@ -262,6 +241,14 @@ def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[Beaco
           .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()])
           .localCheckpoint())
     return IngestResult(stats, [TableRows(table, rows, owned)], qs), wire
+
+
+def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
+    """Parse one Beacon layer in parallel (see _parse_parallel): whole partitions of the
+    tasks' days."""
+    table, parse = BEACON[source]
+    owned = sorted({d for _, _, d in tasks if d is not None})
+    return _parse_parallel(spark, site, source, table, parse, tasks, "ts", owned)
 
 
 def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
