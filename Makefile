@@ -50,6 +50,7 @@ BEACON_BENCH_ARGS ?=
 bench: java venv
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/beacon_compress.py $(BEACON_BENCH_ARGS)
+	$(PY) bench/ingest_rates.py
 
 lint: venv
 	$(VENV)/bin/ruff check .
