@@ -192,3 +192,27 @@ def test_why_page_draws_compute_to_targets_without_forwarding(day, tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
         "J1_components.png", "J1_layers.png", "J1_path.png"]
     assert "fs2-OST0001" in page.read_text()
+
+
+def test_shared_neighbours_come_from_busy_targets_not_forwarding_load(spark):
+    """A forwarding node's load part (Beacon) is the interference stage's: only OST/MDT rows
+    with load name neighbours here. A and B share fwd0 (A's load there) and OST1 (A's load
+    there, B with 3 of its 4 bytes)."""
+    from lassi.core.schemas import JOB_PATH
+    from lassi.core.sqltext import sql
+
+    def hop(job, layer, comp, kind, nbytes, load):
+        return schema_row(JOB_PATH, job_id=job, ts=_t("10:00"), layer=layer, component=comp,
+                          kind=kind, read_bytes=nbytes, write_bytes=0.0, ops=1.0, md_ops=0.0,
+                          attribution="exact", lost_s=0.0, lost_load_s=load, date=D)
+
+    rows = [hop("A", "forwarding", "fwd0", "fwd", 1.0, 30.0), hop("B", "forwarding", "fwd0",
+                                                                      "fwd", 9.0, None),
+            hop("A", "ost", OST1, "ost", 1.0, 10.0), hop("B", "ost", OST1, "ost", 3.0, None)]
+    df = spark.createDataFrame(rows, JOB_PATH)
+    df.filter("job_id = 'A'").createOrReplaceTempView("dg_path")
+    df.createOrReplaceTempView("dg_day_path")
+    got = [r.asDict() for r in spark.sql(sql("siox/steps/diagnosis_shared", window_s=180,
+                                             max_neighbours=5)).collect()]
+    assert [(r["neighbour"], r["target"]) for r in got] == [("B", f"OST {OST1}")]
+    assert (got[0]["weight"], got[0]["self_weight"], got[0]["windows"]) == (0.75, 0.25, 1)

@@ -1,5 +1,10 @@
-"""Per-node deltas of Lustre export statistics between captures (sql/risk/node_window.sql):
-the query LASSi's `node_window` stage writes, and SIOX's export path reads per target."""
+"""The two sides of attributing Lustre export statistics to jobs, shared by LASSi's risk
+stages and SIOX's export path:
+
+- per-node deltas between captures (sql/risk/node_window.sql): the query the
+  `node_window` stage writes, and SIOX's export path reads per target;
+- the day's application launches exploded to node x hour (sql/risk/steps/app_launch.sql,
+  launch_cells.sql), the equi-join keys that attribute those windows to launches."""
 
 from __future__ import annotations
 
@@ -9,15 +14,20 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
-from lassi.core.period import day_bounds
+from lassi.core.period import MAX_RUN_DAYS, day_bounds
 from lassi.core.sqltext import sql
-from lassi.core.warehouse import Warehouse
+from lassi.core.warehouse import Warehouse, days
 
 
 def capture_dates(date: dt.date) -> list[dt.date]:
     """The raw_lustre_stats dates a day's windows read: the date and the morning after (its
     captures close the date's last window)."""
     return [date, date + dt.timedelta(days=1)]
+
+
+def has_captures(wh: Warehouse, date: dt.date) -> bool:
+    """Whether the date has Lustre captures (of the date or the morning after)."""
+    return any(wh.has("raw_lustre_stats", d) for d in capture_dates(date))
 
 
 def node_windows(wh: Warehouse, site: Site, date: dt.date, by_target: bool = False) -> DataFrame:
@@ -30,3 +40,14 @@ def node_windows(wh: Warehouse, site: Site, date: dt.date, by_target: bool = Fal
     raw.createOrReplaceTempView("raw_capture")
     return wh.spark.sql(sql("risk/node_window", window_s=site.window_s, day_start=start,
                             day_end=end, by_target=", target" if by_target else ""))
+
+
+def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:
+    """Register the views `app_launch` (launches that may overlap `date`) and
+    `launch_cells` (each exploded to node x hour of the day)."""
+    launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
+    wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
+    wh.spark.sql(sql("risk/steps/app_launch")).createOrReplaceTempView("app_launch")
+    start, end = day_bounds(date)
+    wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
+                     day_end=end)).createOrReplaceTempView("launch_cells")

@@ -12,29 +12,18 @@ import datetime as dt
 
 from pyspark.sql import DataFrame
 
+from lassi.core.captures import register_launch_cells
 from lassi.core.config import Site
-from lassi.core.period import MAX_RUN_DAYS, baseline_period, day_bounds
+from lassi.core.period import baseline_period
 from lassi.core.schemas import ALL_COUNTERS, schema_of
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 
 
-def register_launches(wh: Warehouse, date: dt.date) -> DataFrame:
-    """Register and return the view `app_launch`: launches that may overlap `date`."""
-    launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
-    wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
-    df = wh.spark.sql(sql("risk/steps/app_launch"))
-    df.createOrReplaceTempView("app_launch")
-    return df
-
-
 def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's app_hour counters (no risks yet), one row per (launch, fs, hour)."""
-    register_launches(wh, date)
-    start, end = day_bounds(date)
-    wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
-                     day_end=end)).createOrReplaceTempView("launch_cells")
+    register_launch_cells(wh, site, date)
     wh.read("node_window", [date]).createOrReplaceTempView("nw")
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
     return wh.spark.sql(sql("risk/steps/app_hour_counts", sum_counters=sums,

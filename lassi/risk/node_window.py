@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lassi.core.captures import capture_dates, node_windows
+from lassi.core.captures import has_captures, node_windows
 from lassi.core.config import Site
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse
@@ -15,7 +15,7 @@ from lassi.core.warehouse import Warehouse
 def build_node_window(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Compute and write the date's node_window partition; returns its row count. A date
     without Lustre captures (of the date or the morning after) has none."""
-    if not any(wh.has("raw_lustre_stats", d) for d in capture_dates(date)):
+    if not has_captures(wh, date):
         wh.clear("node_window", [date])
         return 0
     df = node_windows(wh, site, date)

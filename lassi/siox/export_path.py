@@ -34,12 +34,11 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 
-from lassi.core.captures import capture_dates, node_windows
+from lassi.core.captures import node_windows, register_launch_cells
 from lassi.core.config import Site
-from lassi.core.period import MAX_RUN_DAYS, day_bounds
 from lassi.core.schemas import MDS_COUNTERS
 from lassi.core.sqltext import sql
-from lassi.core.warehouse import Warehouse, days
+from lassi.core.warehouse import Warehouse
 from lassi.siox.knowledge import FWD_POOL, ost_pool_sql
 from lassi.siox.pinpoint import fault_rows, pinpoint, pinpoint_frame
 
@@ -90,21 +89,11 @@ def _tied(excess: np.ndarray, shares: pd.DataFrame) -> set[str]:
     return out
 
 
-def has_captures(wh: Warehouse, date: dt.date) -> bool:
-    """Whether the date has the Lustre captures this path is built from."""
-    return any(wh.has("raw_lustre_stats", d) for d in capture_dates(date))
-
-
 def register_inputs(wh: Warehouse, site: Site, date: dt.date) -> None:
     """The views of sql/siox/steps/export_path.sql and its steps, over `date`."""
     spark = wh.spark
     node_windows(wh, site, date, by_target=True).createOrReplaceTempView("xp_target_window")
-    wh.read("app_run", days(date - dt.timedelta(days=MAX_RUN_DAYS), date)) \
-        .createOrReplaceTempView("app_run_in")
-    spark.sql(sql("risk/steps/app_launch")).createOrReplaceTempView("app_launch")
-    start, end = day_bounds(date)
-    spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
-                  day_end=end)).createOrReplaceTempView("launch_cells")
+    register_launch_cells(wh, site, date)
     md_sum = " + ".join(f"w.{c}" for c in MDS_COUNTERS)
     spark.sql(sql("siox/steps/export_hops", md_sum=md_sum)).localCheckpoint() \
         .createOrReplaceTempView("xp_hops")

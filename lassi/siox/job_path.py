@@ -29,6 +29,7 @@ import datetime as dt
 import pandas as pd
 from pyspark.sql import DataFrame
 
+from lassi.core.captures import has_captures
 from lassi.core.config import Site
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
@@ -112,7 +113,7 @@ def _pinpoint_and_paths(wh: Warehouse, site: Site, date: dt.date) -> tuple[DataF
 def build_job_path(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `job_path`: component_pinpoint and job_path of `date`; a one-line summary."""
     missing = (None if (wh.has("job_timeseries", date) if site.has_forwarding
-                        else export_path.has_captures(wh, date))
+                        else has_captures(wh, date))
                else "no job time series" if site.has_forwarding else "no Lustre captures")
     if missing:
         wh.clear("component_pinpoint", [date])

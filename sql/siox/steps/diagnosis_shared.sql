@@ -1,7 +1,8 @@
 -- Neighbours on a site with Lustre export statistics (lassi.siox.diagnosis): for each job's
--- windows on busy targets (its job_path rows with lost_load_s > 0: the target ran near its
--- peak), the other jobs on the same target in the same window, weighted by their share of
--- the target's traffic there (OST: bytes; MDT: metadata operations), summed over the
+-- windows on busy targets (its OST/MDT job_path rows with lost_load_s > 0: the target ran
+-- near its peak; a forwarding node's load part is Beacon's interference), the other jobs
+-- on the same target in the same window, weighted by their share of the target's traffic
+-- there (OST: bytes; MDT: metadata operations), summed over the
 -- windows; `self_weight` is the job's own share summed the same way (its own load: that
 -- part of the queueing is its own doing). The top ${max_neighbours} per job, in the columns
 -- of the Beacon interference neighbours, with its mean share per shared window.
@@ -9,7 +10,7 @@
 -- of the day, every job). Parameter: window_s.
 WITH mine AS (
   SELECT DISTINCT job_id, ts, component, kind FROM dg_path
-  WHERE lost_load_s > 0 AND layer <> 'compute'
+  WHERE lost_load_s > 0 AND layer IN ('ost', 'mds')   -- not Beacon's forwarding load
 ),
 tot AS (
   SELECT component, ts, SUM(read_bytes + write_bytes) AS bytes, SUM(md_ops) AS md
