@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archer-nodes", type=int, default=256)
     ap.add_argument("--tl-nodes", type=int, default=64)
     ap.add_argument("--fresh", action="store_true", help="simulate the days again")
+    ap.add_argument("--sources", help="comma-separated sources to measure (default: all)")
     args = ap.parse_args(argv)
     from lassi.core.config import load_site
     from lassi.core.spark import get_spark
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         site = load_site(site_name, nodes=nodes)
         raw = raw_day(site_name, nodes, args.fresh)
         for source, inputs in source_inputs(site_name, raw).items():
+            if args.sources and source not in args.sources.split(","):
+                continue
             m = measure(spark, site, source, inputs, DATE[site_name],
                         CACHE / "scratch-warehouse")
             w = m["warm"]

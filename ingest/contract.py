@@ -13,6 +13,10 @@ inputs, such as LMT databases, yields one per input) an `IngestResult`:
   Spark DataFrame of their five fields for the executor-side parsers);
 - `stats`: the line accounting (`ParseStats`; lines read = used + quarantined).
 
+The executor-side parsers compute their rows while the writer writes them, so their
+accounting and quarantine are known only then: such a result has `after_write`, which the
+writer calls once the tables are written to get (stats, quarantined).
+
 `lassi.ingest.writer` is the only module that writes them: the tables, the quarantine rows
 and the `ingest_log` row, each date partition atomically through `Warehouse`.
 """
@@ -20,6 +24,7 @@ and the `ingest_log` row, each date partition atomically through `Warehouse`.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +97,7 @@ class IngestResult:
     stats: ParseStats
     tables: list[TableRows] = field(default_factory=list)
     quarantined: Any = field(default_factory=list)   # list[Quarantined] | Spark DataFrame
+    after_write: Callable[[], tuple[ParseStats, Any]] | None = None
 
     @property
     def source(self) -> str:

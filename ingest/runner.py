@@ -24,6 +24,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lassi.ingest import (
     alps,
@@ -34,7 +35,7 @@ from lassi.ingest import (
     lctl_dl,
     lfs_df,
     lmt,
-    lustre_stats,
+    lustre_columnar,
     lwfs_client,
     lwfs_server,
     pbs,
@@ -42,7 +43,7 @@ from lassi.ingest import (
     writer,
 )
 from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
     IntegerType,
     LongType,
@@ -80,11 +81,12 @@ BeaconTask = tuple[str, str | None, dt.date | None]
 # rows' `aux`)
 _Q_FIELDS = StructType([StructField(n, IntegerType() if n == "line_no" else StringType())
                         for n in QUARANTINED_FIELDS])
-# a file's line accounting as the Beacon executors send it (JSON in the wire rows' `aux`),
-# summed on the JVM side
+# a file's line accounting as the executors send it (JSON in the wire rows' `aux`), summed
+# on the JVM side while the rows are written; `task` names the file's task for a re-parse
 _COUNTS = ("files", "lines_read", "lines_used", "lines_quarantined", "rows", "counter_resets")
 _STATS = StructType([*[StructField(c, LongType()) for c in _COUNTS],
-                     StructField("extra", MapType(StringType(), LongType()))])
+                     StructField("extra", MapType(StringType(), LongType())),
+                     StructField("task", StringType())])
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -96,8 +98,10 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def _parse_lustre(path: str, site: Site, _prev: str | None, _day: dt.date | None):
-    """A Lustre statistics file as a wire task (the server is the file's folder)."""
-    return lustre_stats.parse_file(path, server=Path(path).parent.name, nid_map=site.nid_map)
+    """A Lustre statistics file as a wire task (the server is the file's folder): the
+    columnar fast path for captures, else the line parser."""
+    return lustre_columnar.parse_file_arrow(path, server=Path(path).parent.name,
+                                            nid_map=site.nid_map)
 
 
 def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Path],
@@ -106,11 +110,9 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     the rows' days); quarantine and ingest_log rows of `date`."""
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     tasks = [(str(f), None, None) for f in files]
-    part, wire = _parse_parallel(spark, site, "lustre", "raw_lustre_stats", _parse_lustre,
-                                 tasks, "snapshot_time", owned=None)
-    out = writer.write_ingest(wh, "lustre", [part], date)
-    wire.unpersist()
-    return out
+    part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats", _parse_lustre,
+                           tasks, "snapshot_time", owned=None)
+    return writer.write_ingest(wh, "lustre", [part], date)
 
 
 def file_day(path: str | Path) -> dt.date | None:
@@ -176,10 +178,11 @@ def _wire_schema(table: str) -> StructType:
                        StructField("aux", StringType(), True)])
 
 
-def _wire_batches(batches, table: str, parse: Callable, site: Site):
+def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool):
     """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with `parse`;
     emit rows, quarantine and stats as Arrow wire batches (no Python object per row for
-    the columnar parsers, one Arrow conversion per file for the others)."""
+    the columnar parsers, one Arrow conversion per file for the others). A file's stats
+    carry its task, so its quarantine can be parsed again (`only_quarantine`: no rows)."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
@@ -195,55 +198,78 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site):
 
     for batch in batches:
         for tasks in batch.column(0).to_pylist():
-            for f, prev, day in json.loads(tasks):
+            for task in json.loads(tasks):
+                f, prev, day = task
                 rows, qs, st = parse(f, site, prev, day and dt.date.fromisoformat(day))
+                if qs:
+                    yield side("q", [json.dumps({"source": q.source, "file": q.file,
+                                                 "line_no": q.line_no, "raw": q.raw,
+                                                 "reason": q.reason}) for q in qs])
+                if only_quarantine:
+                    continue
                 t = rows if isinstance(rows, pa.Table) else rows_table(rows, rows_schema)
                 for b in t.to_batches():
                     yield pa.RecordBatch.from_arrays(
                         [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
                          pa.nulls(b.num_rows, pa.string())], schema=wire)
-                if qs:
-                    yield side("q", [json.dumps({"source": q.source, "file": q.file,
-                                                 "line_no": q.line_no, "raw": q.raw,
-                                                 "reason": q.reason}) for q in qs])
                 yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
-                                             "extra": st.extra})])
+                                             "extra": st.extra, "task": json.dumps(task)})])
+
+
+def _wire(spark: SparkSession, site: Site, table: str, parse: Callable,
+          tasks: list[BeaconTask], only_quarantine: bool = False) -> DataFrame:
+    """The wire rows of parsing `tasks` on the executors, in bins of about equal bytes."""
+    sc = spark.sparkContext
+    bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
+    jobs = [(json.dumps([(f, prev, day and str(day)) for f, prev, day in b]),) for b in bins]
+    inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
+    return inp.mapInArrow(lambda it: _wire_batches(it, table, parse, site, only_quarantine),
+                          _wire_schema(table))
 
 
 def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
-                    tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None):
-    """Parse files in parallel into `table`: (result, wire). The wire rows are cached once
-    in the JVM, so rows, stats and quarantine are split off there without another pass
-    through Python; the result's rows (partitions by `time_col`'s day; whole partitions of
-    `owned` days when given) still read the cache, so `wire` is unpersisted once they are
-    written. Stats are collected and the quarantine checkpointed here."""
-    from pyspark import StorageLevel
+                    tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None
+                    ) -> IngestResult:
+    """Parse files in parallel into `table` in ONE pass over the input: the result's rows
+    (partitions by `time_col`'s day; whole partitions of `owned` days when given) are
+    computed by the write itself, which also observes the files' line accounting. Its
+    `after_write` gives the stats, and the quarantine, parsed again from only the files
+    that had quarantined lines (the parsers are deterministic)."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    sc = spark.sparkContext
-    bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
-    jobs = [(json.dumps([(f, prev, day and day.isoformat()) for f, prev, day in b]),)
-            for b in bins]
-    inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
-    wire = (inp.mapInArrow(lambda it: _wire_batches(it, table, parse, site), _wire_schema(table))
-            .persist(StorageLevel.MEMORY_AND_DISK))
+    obs = Observation(f"ingest {source}")
+    s = F.from_json("aux", _STATS)
+    is_s = F.col("tag") == "s"
+    wire = _wire(spark, site, table, parse, tasks).observe(
+        obs, *[F.sum(F.when(is_s, s[c])).alias(c) for c in _COUNTS],
+        F.collect_list(F.when(is_s & (F.size(s["extra"]) > 0), F.to_json(s["extra"])))
+        .alias("extra"),
+        F.collect_list(F.when(is_s & (s["lines_quarantined"] > 0), s["task"])).alias("redo"))
     cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
             else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
     rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date(time_col))
-    per_file = wire.filter(F.col("tag") == "s").select(F.from_json("aux", _STATS).alias("s"))
-    totals = per_file.agg(*[F.sum(f"s.{c}").alias(c) for c in _COUNTS]).first()   # one row
-    extra = (per_file.select(F.explode("s.extra")).groupBy("key")
-             .agg(F.sum("value").alias("n")).collect())      # one row per counter name
-    stats = ParseStats(source, *[int(totals[c] or 0) for c in _COUNTS],
-                       {r["key"]: int(r["n"]) for r in extra})
-    q = F.from_json("aux", _Q_FIELDS)
-    qs = (wire.filter(F.col("tag") == "q")
-          .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()])
-          .localCheckpoint())
-    return IngestResult(stats, [TableRows(table, rows, owned)], qs), wire
+
+    def after_write() -> tuple[ParseStats, Any]:
+        m = obs.get
+        extra: dict[str, int] = {}
+        for e in m["extra"]:
+            for k, v in json.loads(e).items():
+                extra[k] = extra.get(k, 0) + int(v)
+        stats = ParseStats(source, *[int(m[c] or 0) for c in _COUNTS], extra)
+        redo = [tuple(json.loads(t)) for t in m["redo"]]
+        if not redo:
+            return stats, []
+        q = F.from_json("aux", _Q_FIELDS)
+        qs = (_wire(spark, site, table, parse, redo, only_quarantine=True)
+              .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()]).localCheckpoint())
+        return stats, qs
+
+    return IngestResult(ParseStats(source), [TableRows(table, rows, owned)], [], after_write)
 
 
-def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]):
+def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]
+                 ) -> IngestResult:
     """Parse one Beacon layer in parallel (see _parse_parallel): whole partitions of the
     tasks' days."""
     table, parse = BEACON[source]
@@ -263,10 +289,9 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     parts, dates = [], set()
     for source, tasks in plan.items():
-        part, wire = _parse_layer(spark, site, source, tasks)
+        part = _parse_layer(spark, site, source, tasks)
         dates |= set(writer.write_tables(wh, part.tables))
-        wire.unpersist()
-        parts.append(part)
+        parts.append(writer.finished(part))
     writer.write_quarantine(wh, [p.quarantined for p in parts], qdate, list(plan), now)
     writer.write_log(wh, [p.stats for p in parts], qdate, now)
     writer.write_tables(wh, beacon_maps.map_tables(site, dates | ({date} if date else set())))

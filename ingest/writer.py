@@ -164,6 +164,14 @@ def write_log(wh: Warehouse, stats: list[ParseStats], date: dt.date,
                                                                      for st in stats))))
 
 
+def finished(part: IngestResult) -> IngestResult:
+    """A result whose tables are written, with its stats and quarantine (`after_write`)."""
+    if part.after_write is None:
+        return part
+    stats, quarantined = part.after_write()
+    return IngestResult(stats, part.tables, quarantined)
+
+
 # --- one source's ingest -------------------------------------------------------------------------
 def write_ingest(wh: Warehouse, source: str, parts: Iterable[IngestResult],
                  date: dt.date | None, log: bool = True) -> ParseStats:
@@ -174,6 +182,7 @@ def write_ingest(wh: Warehouse, source: str, parts: Iterable[IngestResult],
     quarantined = []
     for part in parts:
         write_tables(wh, part.tables)
+        part = finished(part)
         quarantined.append(part.quarantined)
         total.add(part.stats)
     day, now = ingest_day(date), utc_now()

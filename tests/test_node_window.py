@@ -119,3 +119,31 @@ def test_slowdown_flags_follow_runtime(metrics):
         got = runs[t["app_id"]]
         assert got.slowdown == pytest.approx(t["runtime_s"] / mean, rel=1e-3)
         assert got.slowed == (t["runtime_s"] >= 1.5 * mean)
+
+
+def test_lustre_ingest_writes_rows_quarantine_and_log_in_one_pass(spark, warehouse, tmp_path):
+    """The executors' rows are written while their accounting is observed; the quarantine
+    comes from re-parsing only the files that had bad lines, equal to the line parser's."""
+    from lassi.ingest import lustre_stats
+    from lassi.ingest.runner import ingest_source
+
+    good = "obdfilter.fs2-OST0000.exports.7@gni.stats=\nsnapshot_time 1507593600.5 secs.usecs\n" \
+           "read_bytes 3 samples [bytes] 1 4096 8192\n"
+    bad = good + "write_bytes x samples [bytes]\nno snapshot here\n"
+    (tmp_path / "oss1").mkdir()
+    (tmp_path / "oss2").mkdir()
+    (tmp_path / "oss1" / "2017-10-10.txt").write_text(good)
+    (tmp_path / "oss2" / "2017-10-10.txt").write_text(bad)
+    st = ingest_source(spark, warehouse, load_site("archer", nodes=8), "lustre",
+                       [str(tmp_path)], DATE)
+    assert (st.files, st.lines_read, st.lines_used, st.lines_quarantined, st.rows) == \
+        (2, 8, 6, 2, 2)
+    rows = warehouse.read("raw_lustre_stats", [DATE]).collect()
+    assert sorted((r["server"], r["node"], r["sum"]) for r in rows) == \
+        [("oss1", "nid00007", 8192), ("oss2", "nid00007", 8192)]
+    q = warehouse.read("quarantine", [DATE]).collect()
+    want = lustre_stats.parse_file(tmp_path / "oss2" / "2017-10-10.txt")[1]
+    assert sorted((r["line_no"], r["raw"], r["reason"]) for r in q) == \
+        sorted((w.line_no, w.raw, w.reason) for w in want) and len(want) == 2
+    log = warehouse.read("ingest_log", [DATE]).collect()
+    assert [(r["lines_read"], r["lines_quarantined"]) for r in log] == [(8, 2)]

@@ -1,0 +1,228 @@
+"""Lustre statistics captures: the columnar fast path of `lustre_stats.parse_file`.
+
+A capture of server stats (`lctl get_param obdfilter.*.stats obdfilter.*.exports.*.stats
+mdt.*.md_stats mdt.*.exports.*.stats`, the LASSi collector's output) is parsed as Arrow
+arrays when every line is in a strict grammar: a `<obdfilter|mdt>.<target>.<stats|md_stats|
+exports.<nid>.stats>=` header, a `snapshot_time`/`start_time`/`elapsed_time` line, a counter
+line `<name> <samples> samples [<unit>] [min max sum [sumsq]]` or a blank line, fields one
+or more spaces apart, and every counter after its block's snapshot. The block context
+(target, kind, NID, snapshot and start time) is carried onto the counter lines with
+cumulative sums and takes; a counter repeated within one snapshot keeps its first value.
+
+Any other file (bare /proc files, job_stats, skipped parameters, a line outside the
+grammar, an unreadable file) goes through the line parser as a whole, so the rows always
+equal `lustre_stats.parse_file`'s: the fast path only ever takes files whose values it
+computes identically, and a capture is read in blocks that start at a header line (all
+parser state resets there), so memory stays bounded whatever the file's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest import lustre_stats
+from lassi.ingest.columnar import NotFast, line_blocks, matches, row_schema, rows_table, when
+from lassi.ingest.nid import nid_to_node
+
+from lassi.core.quarantine import ParseStats, Quarantined
+
+_SP = "[ ]+"
+_INT = "-?[0-9]{1,18}"                       # always fits a LongType
+_HEADER = (r"(?:obdfilter|mdt)\.(?P<target>[A-Za-z0-9_-]+)\."
+           r"(?:stats|md_stats|exports\.(?P<nid>[^=\s]+)\.stats)=")
+_SECS = rf"[0-9]{{1,11}}(?:\.[0-9]{{1,9}})?(?:{_SP}secs\.[nu]secs)?"   # `<secs>[.frac] [unit]`
+_TIME = rf"(?:snapshot_time|start_time):?{_SP}{_SECS}"
+_ELAPSED = rf"elapsed_time:?(?:{_SP}{_SECS})?"
+_COUNTER = (rf"[A-Za-z_][A-Za-z0-9_]*{_SP}[0-9]{{1,18}}{_SP}samples(?:{_SP}\[[a-z]+\])?"
+            rf"(?:{_SP}{_INT}{_SP}{_INT}{_SP}{_INT}(?:{_SP}[0-9]{{1,30}}(?:\.[0-9]{{1,30}})?)?)?")
+GRAMMAR = f"^(?:{_HEADER}|{_TIME}|{_ELAPSED}|{_COUNTER}|)$"
+_TIME_VALUE = r"^(?P<secs>[0-9]+)(?:\.(?P<frac>[0-9]*))?$"
+_NONE_I64 = pa.scalar(None, pa.int64())
+
+
+def header_blocks(path: str | Path) -> Iterator[pa.StringArray]:
+    """The file's lines in blocks that each start at a header line (a line ending in `=`);
+    the first block starts at the first line. Raises NotFast when unreadable."""
+    carry = pa.array([], pa.string())
+    for lines in line_blocks(path):
+        if len(carry):
+            lines = pa.concat_arrays([carry, lines])
+        heads = pc.indices_nonzero(pc.ends_with(lines, "="))
+        cut = heads[-1].as_py() if len(heads) else 0
+        if cut == 0:
+            carry = lines
+            continue
+        yield lines.slice(0, cut)
+        carry = lines.slice(cut)
+    if len(carry):
+        yield carry
+
+
+def _micros(values: pa.Array, units: pa.Array) -> pa.Array:
+    """Epoch microseconds of `secs[.frac]` as `lustre_stats.epoch_to_datetime` reads them:
+    with unit `secs.usecs` a fraction shorter than 6 digits counts microseconds."""
+    parts = pc.extract_regex(values, _TIME_VALUE)
+    secs = pc.cast(pc.struct_field(parts, "secs"), pa.int64())
+    frac = pc.fill_null(pc.struct_field(parts, "frac"), "")
+    digits = pc.utf8_length(frac)
+    usec_count = pc.and_(pc.equal(pc.fill_null(units, ""), "secs.usecs"), pc.less(digits, 6))
+    decimal = pc.utf8_slice_codeunits(pc.utf8_rpad(frac, 6, "0"), 0, 6)
+    usec = pc.cast(when(pc.and_(usec_count, pc.greater(digits, 0)), frac, decimal), pa.int64())
+    return pc.add(pc.multiply(secs, 1_000_000), usec)
+
+
+class _Fields:
+    """Lines split at runs of spaces: `at(pos)` is the field at a constant or per-line
+    position (null where a line has fewer fields)."""
+
+    def __init__(self, lines: pa.StringArray) -> None:
+        lists = pc.ascii_split_whitespace(lines)   # = runs of spaces: the grammar has no other
+        self.n = pc.list_value_length(lists)
+        self.flat = lists.flatten()
+        self.starts = lists.offsets.slice(0, len(lists))
+
+    def at(self, pos) -> pa.Array:
+        idx = when(pc.greater(self.n, pos), pc.add(self.starts, pos),
+                   pa.scalar(None, self.starts.type))
+        return pc.take(self.flat, idx)
+
+
+def _carry(values: pa.Array) -> pa.Array:
+    """Each line's most recent value at or above it (forward fill)."""
+    return pc.fill_null_forward(values)
+
+
+def _count(mask: pa.Array) -> pa.Array:
+    """Running count of True values (inclusive)."""
+    return pc.cumulative_sum(pc.cast(mask, pa.int64()))
+
+
+def _repeat(value: str | None, n: int) -> pa.Array:
+    """A string column of n times `value`."""
+    return pc.take(pa.array([value], pa.string()), pa.array(np.zeros(n, np.int32)))
+
+
+def _first_of_each(seg: pa.Array, name: pa.Array) -> pa.Array | None:
+    """Positions of the first row of every (segment, name) in rows ordered by segment, or
+    None when no name repeats within a segment (the usual case, checked in O(n))."""
+    enc = pc.dictionary_encode(name)
+    idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    segs = seg.to_numpy(zero_copy_only=False)
+    if len(enc.dictionary) <= 62 and len(idx):
+        bits = np.left_shift(np.int64(1), idx)
+        starts = np.r_[0, np.flatnonzero(np.diff(segs)) + 1]
+        if (np.add.reduceat(bits, starts) == np.bitwise_or.reduceat(bits, starts)).all():
+            return None
+    key = pa.array(segs * (1 << 24) + idx)
+    first = pc.unique(key)
+    return None if len(first) == len(key) else pc.index_in(first, value_set=key)
+
+
+def _block(lines: pa.StringArray, server: str | None, file: str,
+           nid_map: Mapping[str, str] | None, schema: pa.Schema) -> tuple[pa.Table, int]:
+    """The counter rows of one block (its first line a header) and the number of repeated
+    counters dropped; NotFast when a line is outside the grammar."""
+    if not pc.all(matches(lines, GRAMMAR)).as_py():
+        raise NotFast("a line outside the capture grammar")
+    is_hdr = pc.ends_with(lines, "=")
+    if not is_hdr[0].as_py():
+        raise NotFast("lines before the first header")
+    # in the grammar only counter lines hold " samples"; the line parser checks it first
+    is_ctr = pc.match_substring(lines, " samples")
+    is_snap = pc.and_not(pc.starts_with(lines, "snapshot_time"), is_ctr)
+    is_start = pc.and_not(pc.starts_with(lines, "start_time"), is_ctr)
+
+    n_snap = _count(is_snap)
+    after_snap = pc.greater(n_snap, _carry(when(is_hdr, n_snap, _NONE_I64)))
+    if not pc.all(pc.or_(after_snap, pc.invert(pc.or_(is_ctr, is_start)))).as_py():
+        raise NotFast("a counter or start_time before its block's snapshot_time")
+
+    timed = pc.or_(is_snap, is_start)
+    tf = _Fields(pc.filter(lines, timed))
+    at_time = pc.replace_with_mask(pa.nulls(len(lines), pa.int64()), timed,
+                                   _micros(tf.at(1), tf.at(2)))
+    snapshot = _carry(when(is_snap, at_time, _NONE_I64))
+    # start_time holds from its line to the next snapshot or header (-1: none yet)
+    start = _carry(when(is_start, at_time, when(pc.or_(is_snap, is_hdr), -1, _NONE_I64)))
+    start = when(pc.equal(start, -1), _NONE_I64, start)
+
+    h = pc.extract_regex(pc.filter(lines, is_hdr), "^" + _HEADER + "$")
+    h_target = pc.struct_field(h, "target")
+    h_nid = pc.struct_field(h, "nid")          # "" where the header names no export
+    no_nid = pc.equal(h_nid, "")
+    h_nid = when(no_nid, pa.scalar(None, pa.string()), h_nid)
+    h_kind = when(no_nid, "target", "export")
+    h_fs = pa.array([lustre_stats.fs_of(t) for t in h_target.to_pylist()], pa.string())
+    h_node = pa.array([nid_to_node(x, nid_map) for x in h_nid.to_pylist()], pa.string())
+
+    rows = pc.indices_nonzero(is_ctr)
+    hdr_of = pc.take(pc.subtract(_count(is_hdr), 1), rows)
+    f = _Fields(pc.take(lines, rows))
+    name = f.at(0)
+    first = _first_of_each(pc.take(_count(pc.or_(is_hdr, is_snap)), rows), name)
+    dups = 0
+    if first is not None:
+        dups = len(rows) - len(first)
+        rows, hdr_of, name = (pc.take(a, first) for a in (rows, hdr_of, name))
+        f = _Fields(pc.take(lines, rows))
+
+    f3 = f.at(3)
+    has_unit = pc.fill_null(pc.starts_with(f3, "["), False)
+    unit = pc.utf8_slice_codeunits(f3, 1, -1)
+    unit = when(has_unit, when(pc.equal(unit, "regs"), "reqs", unit),
+                pa.scalar(None, pa.string()))
+    i = pc.add(pc.cast(has_unit, pa.int32()), 3)      # where min max sum [sumsq] begin
+    m = len(rows)
+    out = pa.Table.from_arrays([
+        _repeat(server, m),
+        pc.take(h_target, hdr_of),
+        pc.take(h_fs, hdr_of),
+        pc.take(h_kind, hdr_of),
+        pc.take(h_nid, hdr_of),
+        pc.take(h_node, hdr_of),
+        pa.nulls(m, pa.string()),
+        pc.take(snapshot, rows),
+        name,
+        pc.cast(f.at(1), pa.int64()),
+        unit,
+        pc.cast(f.at(i), pa.int64()),
+        pc.cast(f.at(pc.add(i, 1)), pa.int64()),
+        pc.cast(f.at(pc.add(i, 2)), pa.int64()),
+        pc.cast(f.at(pc.add(i, 3)), pa.float64()),
+        pc.take(start, rows),
+        _repeat(file, m),
+    ], schema=schema)
+    return out, dups
+
+
+def parse_file_arrow(path: str | Path, *, server: str | None = None,
+                     nid_map: Mapping[str, str] | None = None
+                     ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """`lustre_stats.parse_file` as an Arrow table of `row_schema("raw_lustre_stats")`:
+    the columnar fast path for captures in the strict grammar, else the line parser."""
+    schema = row_schema("raw_lustre_stats")
+    file = str(path)
+    stats = ParseStats(lustre_stats.SOURCE, files=1)
+    spec, _ = lustre_stats._classify_path(file)
+    if spec[0] == "skip":
+        stats.extra["blocks_skipped"] = 1
+    tables, dups = [], 0
+    try:
+        for lines in header_blocks(path):
+            t, d = _block(lines, server, file, nid_map, schema)
+            tables.append(t)
+            dups += d
+            stats.lines_read += len(lines)
+    except NotFast:
+        rows, q, st = lustre_stats.parse_file(path, server=server, nid_map=nid_map)
+        return rows_table(rows, schema), q, st
+    if dups:
+        stats.extra["duplicate_counters"] = dups
+    stats.lines_used = stats.lines_read
+    out = pa.concat_tables(tables) if tables else schema.empty_table()
+    stats.rows = out.num_rows
+    return out, [], stats

@@ -1,0 +1,170 @@
+"""The columnar fast path of Lustre captures equals the line parser, file by file.
+
+`lustre_columnar.parse_file_arrow` takes a capture whole when every line is in its strict
+grammar and hands any other file to `lustre_stats.parse_file`; these tests feed both the
+same files (clean captures with every quirk the grammar covers, files it must refuse,
+captures split across read blocks, gzip, truncated gzip, every real Lustre file in
+../shared/realdata) and require the same rows, quarantine and accounting. Pure Python.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from lassi.ingest import columnar, lustre_columnar, lustre_stats
+from lassi.ingest.columnar import row_schema, rows_table
+
+SCHEMA = row_schema("raw_lustre_stats")
+NIDS = {"10.2.4.27": "cn027"}
+# every construct of the grammar: target stats, md_stats, exports with Cray and IP NIDs,
+# nsecs and usecs (a short usecs fraction counts microseconds), start_time after the first
+# counter, elapsed_time, [regs], sumsq, a counter twice in one snapshot (first value kept),
+# blank lines, two snapshots in one block
+CAPTURE = """\
+obdfilter.fs2-OST0001.stats=
+snapshot_time             1507593600.341749 secs.usecs
+write_bytes               7944433 samples [bytes] 0 0 8330341777408
+preprw                    7944433 samples [reqs]
+obdfilter.fs2-OST0001.exports.10@gni1.stats=
+snapshot_time             1507593600.5 secs.usecs
+write_bytes               12 samples [bytes] 1048576 1048576 12582912 13194139533312
+start_time                1505001600.000000 secs.usecs
+elapsed_time              2592000.341749 secs.usecs
+read_bytes                3 samples [bytes] 4096 4096 12288
+statfs                    7 samples [regs]
+statfs                    9 samples [reqs]
+
+snapshot_time             1507593780.123456789 secs.nsecs
+write_bytes               15 samples [bytes] 1048576 1048576 15728640
+mdt.fs3-MDT0000.exports.10.2.4.27@o2ib1.stats=
+snapshot_time:            1507593600 secs.usecs
+open                      5 samples [reqs]
+getattr                   2 samples
+mdt.fs3-MDT0000.md_stats=
+snapshot_time             1507593601.000001
+close                     4 samples [usecs] -1 20 33
+"""
+# files the fast path must leave to the line parser, whole
+REFUSED = {
+    "lines before the first header":
+        "snapshot_time 1507593600.1 secs.usecs\nopen 1 samples [reqs]\n",
+    "job_stats": "obdfilter.fs-OST0000.job_stats=\njob_stats:\n- job_id: 1\n"
+                 "  snapshot_time: 1507593600\n  read_bytes: { samples: 1, unit: bytes }\n",
+    "a skipped parameter": "obdfilter.fs-OST0000.uuid=\nfs-OST0000_UUID\n",
+    "a broken counter": "obdfilter.fs-OST0000.stats=\nsnapshot_time 1507593600.1 secs.usecs\n"
+                        "read_bytes x samples [bytes]\n",
+    "a tab": "obdfilter.fs-OST0000.stats=\nsnapshot_time\t1507593600.1 secs.usecs\n",
+    "trailing spaces": "obdfilter.fs-OST0000.stats=\nsnapshot_time 1507593600.1 secs.usecs  \n",
+    "a counter before its snapshot": "obdfilter.fs-OST0000.stats=\nopen 1 samples [reqs]\n",
+    "start_time before snapshot": "obdfilter.fs-OST0000.stats=\nstart_time 1507593600.1 "
+                                  "secs.usecs\nsnapshot_time 1507593600.1 secs.usecs\n",
+    "a 19-digit sum": "obdfilter.fs-OST0000.stats=\nsnapshot_time 1507593600.1 secs.usecs\n"
+                      "read_bytes 1 samples [bytes] 1 1 9223372036854775807\n",
+    "a header with a value": "obdfilter.fs-OST0000.stats=snapshot_time 1507593600.1 secs.usecs\n",
+}
+
+
+def both(path: Path, **kw):
+    """(line parser's rows as Arrow, q, stats), (fast path's), and whether the fast path
+    parsed the file itself."""
+    calls = []
+    orig = lustre_stats.parse_file
+
+    def spy(*a, **k):
+        calls.append(a)
+        return orig(*a, **k)
+
+    rows, q, st = orig(path, **kw)
+    lustre_stats.parse_file = spy
+    try:
+        out = lustre_columnar.parse_file_arrow(path, **kw)
+    finally:
+        lustre_stats.parse_file = orig
+    return (rows_table(rows, SCHEMA), q, st), out, not calls
+
+
+def assert_same(path: Path, **kw) -> bool:
+    ref, got, fast = both(path, **kw)
+    assert got[0].schema == SCHEMA
+    assert got[0].to_pylist() == ref[0].to_pylist()
+    assert got[1] == ref[1]
+    assert got[2] == ref[2]
+    return fast
+
+
+def test_capture_takes_the_fast_path_with_equal_rows(tmp_path):
+    f = tmp_path / "oss01" / "2017-10-10.txt"
+    f.parent.mkdir()
+    f.write_text(CAPTURE)
+    assert assert_same(f, server="oss01", nid_map=NIDS)
+    rows = lustre_columnar.parse_file_arrow(f, server="oss01", nid_map=NIDS)[0].to_pylist()
+    by = {(r["target"], r["nid"], r["counter"], r["snapshot_time"]): r for r in rows}
+    w = by[("fs2-OST0001", "10@gni1", "write_bytes", 1507593600_000005)]   # `.5` usecs = 5 us
+    assert (w["node"], w["kind"], w["fs"], w["sumsq"], w["start_time"]) == \
+        ("nid00010", "export", "fs2", 13194139533312.0, None)
+    r = by[("fs2-OST0001", "10@gni1", "read_bytes", 1507593600_000005)]
+    assert r["start_time"] == 1505001600_000000 and r["sumsq"] is None
+    s = by[("fs2-OST0001", "10@gni1", "statfs", 1507593600_000005)]
+    assert (s["samples"], s["unit"]) == (7, "reqs")                  # first of two, [regs]
+    assert by[("fs2-OST0001", "10@gni1", "write_bytes", 1507593780_123456)]["start_time"] is None
+    o = by[("fs3-MDT0000", "10.2.4.27@o2ib1", "getattr", 1507593600_000000)]
+    assert (o["node"], o["unit"], o["min"]) == ("cn027", None, None)
+    c = by[("fs3-MDT0000", None, "close", 1507593601_000001)]
+    assert (c["kind"], c["min"], c["max"], c["sum"]) == ("target", -1, 20, 33)
+    st = lustre_columnar.parse_file_arrow(f, server="oss01")[2]
+    assert (st.lines_read, st.lines_used, st.rows, st.extra) == \
+        (len(CAPTURE.splitlines()), len(CAPTURE.splitlines()), len(rows),
+         {"duplicate_counters": 1})
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_files_outside_the_grammar_go_to_the_line_parser(tmp_path, case):
+    f = tmp_path / "cap.txt"
+    f.write_text(REFUSED[case])
+    assert not assert_same(f, server="s")
+
+
+def test_blocks_cut_at_headers_anywhere(tmp_path, monkeypatch):
+    big = CAPTURE * 40
+    f = tmp_path / "cap.txt"
+    f.write_text(big)
+    ref = assert_same(f, server="s", nid_map=NIDS)
+    for size in (7, 64, 333, 4096):
+        monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        assert assert_same(f, server="s", nid_map=NIDS) == ref
+
+
+def test_gzip_truncated_gzip_and_empty(tmp_path):
+    gz = tmp_path / "cap.txt.gz"
+    gz.write_bytes(gzip.compress(CAPTURE.encode()))
+    assert assert_same(gz, server="s")
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(gz.read_bytes()[:-30])
+    assert not assert_same(cut, server="s")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert_same(empty, server="s")
+    assert lustre_columnar.parse_file_arrow(empty)[0].num_rows == 0
+
+
+def test_simulated_archer_captures(tmp_path):
+    import datetime as dt
+
+    from lassi.core.config import load_site
+    from lassi.sim.runner import simulate
+
+    simulate(load_site("archer", nodes=8), dt.date(2017, 10, 10), 1, 3, tmp_path / "raw")
+    files = sorted(p for p in (tmp_path / "raw" / "lustre").rglob("*") if p.is_file())
+    assert len(files) >= 4
+    assert all(assert_same(f, server=f.parent.name) for f in files)
+
+
+def test_every_real_lustre_file(realdata):
+    n = 0
+    for p in sorted((realdata / "lustre").rglob("*")):
+        if p.is_file() and p.suffix not in (".c", ".go", ".py", ".md", ".am", ".h"):
+            assert_same(p, server="x")
+            n += 1
+    assert n > 100
