@@ -22,6 +22,15 @@ $(AIRFLOW_STAMP): $(STAMP)
 
 venv: $(STAMP)
 
+# tests/test_cluster.py: the Spark worker's Python, a bare virtualenv with only pyspark's
+# Python dependencies at the driver's versions (lassi reaches the executors as a wheel)
+WORKER_VENV := .venv-worker
+$(WORKER_VENV)/.installed: $(STAMP)
+	@test -x $(WORKER_VENV)/bin/python || $(PYTHON) -m venv $(WORKER_VENV)
+	$(WORKER_VENV)/bin/python -m pip install -q $$($(PY) -c "import numpy, pandas, pyarrow; \
+	  print(*(f'{m.__name__}=={m.__version__}' for m in (numpy, pandas, pyarrow)))")
+	@touch $@
+
 java:
 	@command -v java >/dev/null 2>&1 || { echo "installing Java 17 (apt)"; \
 	  $(SUDO) apt-get update -q && $(SUDO) DEBIAN_FRONTEND=noninteractive \
@@ -40,7 +49,7 @@ demo: java venv
 # a test file stays on one worker (its module fixtures simulate once); the longest files
 # start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
-test: java mariadb venv $(AIRFLOW_STAMP)
+test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")

@@ -11,27 +11,49 @@ from __future__ import annotations
 import copy
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-import yaml
 
 from lassi.core.settings import ConfigError, Settings, build_settings, need, number
 
 __all__ = ["ConfigError", "Filesystem", "Site", "conf_dir", "load_site", "spark_defaults"]
 
 
-def conf_dir() -> Path:
-    """The configuration folder: $LASSI_CONF, else the installed package `lassi.conf`."""
+def conf_dir() -> Traversable:
+    """The configuration folder: $LASSI_CONF, else the package `lassi.conf` (read as a
+    resource: lassi may be imported from a zip, e.g. `spark-submit --py-files lassi.zip`)."""
     env = os.environ.get("LASSI_CONF")
-    return Path(env) if env else Path(str(files("lassi.conf")))
+    return Path(env) if env else files("lassi.conf")
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
+def conf_file(name: str) -> Path:
+    """A configuration file as a path on the local disk (for the JVM): extracted to a
+    temporary folder when lassi is imported from a zip."""
+    res = conf_dir() / name
+    if isinstance(res, Path):
+        return res
+    try:
+        return Path(str(res)) if Path(str(res)).is_file() else _extracted(name, res)
+    except OSError:
+        return _extracted(name, res)
+
+
+def _extracted(name: str, res: Traversable) -> Path:
+    out = Path(tempfile.gettempdir()) / f"lassi-conf-{os.getuid()}" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(res.read_bytes())
+    return out
+
+
+def _load_yaml(path: Path | Traversable) -> dict[str, Any]:
+    import yaml      # here, not at import: executors unpickle a Site without PyYAML
+
     try:
         with path.open() as fh:
             data = yaml.safe_load(fh)
@@ -261,8 +283,9 @@ def load_site(name_or_path: str, nodes: int | None = None) -> Site:
     p = Path(name_or_path)
     if not (p.suffix in (".yaml", ".yml") or p.exists()):
         p = conf_dir() / "sites" / f"{name_or_path}.yaml"
-        if not p.exists():
-            known = sorted(x.stem for x in (conf_dir() / "sites").glob("*.yaml"))
+        if not p.is_file():
+            known = sorted(x.name[:-5] for x in (conf_dir() / "sites").iterdir()
+                           if x.name.endswith(".yaml"))
             raise ConfigError(f"unknown site {name_or_path!r} (known: {', '.join(known)})")
     data = _merge(_load_yaml(conf_dir() / "defaults.yaml"), _load_yaml(p))
     _validate(data, str(p))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from lassi.core.config import conf_dir, spark_defaults
+from lassi.core.config import conf_file, spark_defaults
 
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
@@ -34,7 +34,7 @@ def spark_log_file() -> Path:
 
 def _quiet_java_options(settings: dict[str, str]) -> None:
     """Point the driver JVM's log4j at the quiet profile (file, errors on the console)."""
-    opts = (f"-Dlog4j2.configurationFile={conf_dir() / 'log4j2-quiet.properties'} "
+    opts = (f"-Dlog4j2.configurationFile={conf_file('log4j2-quiet.properties')} "
             f"-Dlassi.spark.log={spark_log_file()}")
     key = "spark.driver.extraJavaOptions"
     settings[key] = f"{settings.get(key, '')} {opts}".strip()
