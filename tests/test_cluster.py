@@ -120,11 +120,11 @@ def _table(root: Path, table: str) -> pd.DataFrame:
 
 def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa: F811
     from lassi.ingest.runner import ingest_raw
-    from lassi.pipeline.daily import run_daily
-    from lassi.sim.runner import simulate
 
     from lassi.core.config import load_site
     from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import run_daily
+    from lassi.sim.runner import simulate
 
     url, bare, cluster_env = cluster
     seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True)

@@ -52,7 +52,7 @@ def _extracted(name: str, res: Traversable) -> Path:
 
 
 def _load_yaml(path: Path | Traversable) -> dict[str, Any]:
-    import yaml      # here, not at import: executors unpickle a Site without PyYAML
+    import yaml  # here, not at import: executors unpickle a Site without PyYAML
 
     try:
         with path.open() as fh:
