@@ -28,8 +28,8 @@ from typing import Any
 
 from lassi.ingest import (
     alps,
+    beacon_columnar,
     beacon_job,
-    beacon_layers,
     beacon_maps,
     darshan,
     lctl_dl,
@@ -66,9 +66,9 @@ SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
 BEACON: dict[str, tuple[str, Callable]] = {
     "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file_arrow),
     "lwfs-server": ("raw_lwfs_server", lwfs_server.parse_file),
-    "lustre-client": ("raw_lustre_client", beacon_layers.parse_lustre_client),
-    "ost": ("raw_ost", beacon_layers.parse_ost),
-    "mds": ("raw_mds", beacon_layers.parse_mds),
+    "lustre-client": ("raw_lustre_client", beacon_columnar.parse_lustre_client_arrow),
+    "ost": ("raw_ost", beacon_columnar.parse_ost_arrow),
+    "mds": ("raw_mds", beacon_columnar.parse_mds_arrow),
 }
 # TOKIO connectors: source -> module with `read_inputs(site, inputs, date, tz)`, which reads
 # its source and gives `IngestResult`s (one per input for LMT databases)

@@ -1,0 +1,400 @@
+"""Beacon's OST and Lustre-client layers, columnar: `beacon_layers.parse_ost` and
+`parse_lustre_client` with Arrow parsing and numpy deltas, the same rows.
+
+Lines in the strict grammar (printable ASCII fields one space apart, a UTC time Arrow reads
+as Python does, an OST name, counters of at most 18 digits, on the file's day) are parsed
+as Arrow arrays; every other line goes through the layer's line parser, which also gives
+the quarantine reason. The samples of both are then put in line order and the deltas of
+`beacon_layers.apply_deltas` computed for the whole file at once (`series_deltas`): per
+series in time order (line order for equal times), the previous day's last sample as
+seed, resets, and the first-sample / newborn-series rule. A file that cannot be read to its
+end goes through the line parser as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest import beacon_layers as bl
+from lassi.ingest.columnar import (
+    COUNT_RE,
+    PRINTABLE_RE,
+    Fields,
+    NotFast,
+    all_of,
+    line_blocks,
+    matches,
+    names_of,
+    on_day,
+    row_schema,
+    rows_table,
+    slow_lines,
+    utc_micros,
+)
+
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import BEACON_MDS_OPS
+
+if TYPE_CHECKING:
+    from lassi.core.config import Site
+
+OST_RE = "^" + bl._OST_RE.pattern + "$"
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+GAP_US = int(bl.NEWBORN_GAP_S * 1_000_000)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layer's line: field counts, which fields key a series, which are counters
+    (`values`, a reset of one resets all) and the optional counter kept apart (`aux`)."""
+
+    source: str
+    table: str
+    fields: tuple[int, ...]
+    names: tuple[str, ...]          # base column of each field, in order
+    key: tuple[str, str]
+    values: tuple[str, ...]
+    deltas: tuple[str, ...]         # the delta column of each value
+    line_parser: Callable[[Site | None, str], bl.LineParser]    # (site, file)
+    aux: str | None = None
+    aux_delta: str | None = None
+    name_of: str | None = None      # base column filled with the site's name of `key[0]`
+    values_list: str | None = None  # the values are this list column's items instead
+    sum_to: str | None = None       # column of the deltas' sum
+    fast: Callable | None = None    # (Fields, day, site, file) -> (ok, columns): a grammar
+
+
+OST = Layout("ost", "raw_ost", (8,),
+             ("oss", "ts", "ost", "read_rpc", "write_rpc", "pages_per_rpc", "read_bytes",
+              "write_bytes"),
+             ("oss", "ost"), ("read_rpc", "write_rpc", "read_bytes", "write_bytes"),
+             ("read_rpc_delta", "write_rpc_delta", "read_bytes_delta", "write_bytes_delta"),
+             lambda site, file: bl.ost_line())
+LUSTRE_CLIENT = Layout("lustre-client", "raw_lustre_client", (6, 7),
+                       ("ip", "ts", "ost", "read_rpc", "write_rpc", "pages_per_rpc",
+                        "rpc_wait_us"),
+                       ("ip", "ost"), ("read_rpc", "write_rpc"),
+                       ("read_rpc_delta", "write_rpc_delta"),
+                       lambda site, file: bl.lustre_client_line(bl.site_names(site)),
+                       aux="rpc_wait_us", aux_delta="rpc_wait_us_delta", name_of="fwd")
+
+
+# --------------------------------------------------------------------------- parsing
+def _mds_fast(f: Fields, day: date | None, site: Site | None, file: str
+              ) -> tuple[pa.BooleanArray, dict[str, pa.Array]]:
+    """An MDS line with every op of BEACON_MDS_OPS once, in that order: `<source> <UTC>
+    open=<n> close=<n> ...` (other orders and missing ops go to the line parser)."""
+    ts = utc_micros(f.field(1))
+    ok = all_of(pc.equal(f.n, 2 + len(BEACON_MDS_OPS)), pc.is_valid(ts), on_day(ts, day))
+    cols = {"source": f.field(0), "ts": ts}
+    for i, op in enumerate(BEACON_MDS_OPS):
+        tok = f.field(2 + i)
+        v = pc.utf8_slice_codeunits(tok, len(op) + 1)
+        ok = all_of(ok, pc.starts_with(tok, op + "="), matches(v, COUNT_RE))
+        cols[f"_{op}"] = v
+    return ok, cols
+
+
+def _mds_columns(cols: dict[str, pa.Array], site: Site | None, file: str
+                 ) -> dict[str, pa.Array]:
+    """The fast MDS lines' base columns: host, source naming and the counters as a list."""
+    n = len(cols["ts"])
+    names, fwds = bl.site_names(site), bl.fwd_identities(site)
+    vals = np.zeros((n, len(BEACON_MDS_OPS)), np.int64)
+    for j, op in enumerate(BEACON_MDS_OPS):
+        vals[:, j] = pc.cast(cols.pop(f"_{op}"), pa.int64()).to_numpy(zero_copy_only=False)
+    src = cols["source"]
+    cols["mds"] = pa.repeat(pa.scalar(Path(file).parent.name, pa.string()), n)
+    enc = pc.dictionary_encode(src)
+    keys = enc.dictionary.to_pylist()
+    cols["source_node"] = pc.take(pa.array([names.get(k) or (k if k in fwds else None)
+                                            for k in keys], pa.string()), enc.indices)
+    cols["source_kind"] = pc.take(pa.array([bl.source_kind(k, fwds) for k in keys],
+                                           pa.string()), enc.indices)
+    cols["cumulative"] = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, vals.size + 1, len(BEACON_MDS_OPS), dtype=np.int32)),
+        pa.array(vals.reshape(-1)))
+    return cols
+
+
+def _fast_block(lay: Layout, f: Fields, day: date | None, site: Site | None, file: str,
+                schema: pa.Schema) -> tuple[pa.BooleanArray, pa.Table]:
+    """The lines of a block the strict grammar covers (mask) and their base rows (the
+    layer's columns without deltas, plus `line` = index in the block)."""
+    if lay.fast is not None:
+        return _table(lay, *lay.fast(f, day, site, file), f, site, file, schema)
+    ok = pc.is_in(f.n, value_set=pa.array(lay.fields, f.n.type))
+    cols = {}
+    for i, name in enumerate(lay.names):
+        arr = f.field(i)
+        if name == "ts":
+            arr = utc_micros(arr)
+            ok = all_of(ok, pc.is_valid(arr), on_day(arr, day))
+        elif name == "ost":
+            ok = all_of(ok, matches(arr, OST_RE))
+        elif i >= 3:
+            optional = i >= min(lay.fields)
+            good = matches(arr, COUNT_RE)
+            ok = all_of(ok, pc.or_(good, pc.is_null(arr)) if optional else good)
+        cols[name] = arr
+    return _table(lay, ok, cols, f, site, file, schema)
+
+
+def _table(lay: Layout, ok: pa.BooleanArray, cols: dict[str, pa.Array], f: Fields,
+           site: Site | None, file: str, schema: pa.Schema
+           ) -> tuple[pa.BooleanArray, pa.Table]:
+    """The fast lines (printable, one space apart, `ok`) and their base rows."""
+    fast = all_of(ok, matches(f.lines, PRINTABLE_RE))
+    cols = {k: pc.filter(v, fast) for k, v in cols.items()}
+    n = len(cols["ts"])
+    if lay.name_of:
+        cols[lay.name_of] = names_of(cols[lay.key[0]], bl.site_names(site))
+    if lay.values_list:
+        cols = _mds_columns(cols, site, file)
+    out = {}
+    for fl in schema:
+        if fl.name in cols:
+            out[fl.name] = pc.cast(cols[fl.name], fl.type)
+        else:
+            out[fl.name] = pa.nulls(n, fl.type)
+    line = pc.indices_nonzero(fast)
+    return fast, pa.Table.from_arrays([*out.values(), pc.cast(line, pa.int64())],
+                                      names=[*schema.names, "line"])
+
+
+def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
+          q: list[Quarantined], stats: ParseStats) -> pa.Table:
+    """A file's samples as base rows in line order (`line` = line number); bad lines
+    quarantined into `q`. NotFast when the file cannot be read to its end."""
+    schema = row_schema(lay.table)
+    file = str(path)
+    parse = lay.line_parser(site, file)
+    tables, slow, slow_no = [], [], []
+    first = 1
+    for lines in line_blocks(path):
+        fast, t = _fast_block(lay, Fields(lines), day, site, file, schema)
+        tables.append(t.set_column(t.num_columns - 1, "line",
+                                   pc.add(t.column("line"), first)))
+        stats.lines_read += t.num_rows
+        stats.lines_used += t.num_rows
+        for line_no, line in slow_lines(lines, fast, first):
+            s = bl.judge_line(parse, lay.source, file, line_no, line, day, q, stats)
+            if s is not None:
+                slow.append(s.row)
+                slow_no.append(line_no)
+        first += len(lines)
+    st = rows_table(slow, schema)
+    tables.append(st.append_column("line", pa.array(slow_no, pa.int64())))
+    out = pa.concat_tables(tables)
+    return out.take(pc.sort_indices(out.column("line")))
+
+
+# --------------------------------------------------------------------------- deltas
+@dataclass
+class Series:
+    """Samples as numpy arrays: series id, time (µs), counters (n x k), the optional aux
+    counter (`aux_ok`: present), and the host's last sample time (a seed's `host_ts`)."""
+
+    ids: np.ndarray
+    ts: np.ndarray
+    values: np.ndarray
+    aux: np.ndarray
+    aux_ok: np.ndarray
+    host_ts: int | None = None
+
+
+def _key_text(lay: Layout, t: pa.Table) -> pa.Array:
+    k = pc.binary_join_element_wise(t.column(lay.key[0]), t.column(lay.key[1]), "\x1f")
+    return k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k
+
+
+def _series(lay: Layout, t: pa.Table, keys: pa.Array) -> Series:
+    """A base table's samples; series ids index `keys` (-1: a key not there)."""
+    ids = pc.fill_null(pc.index_in(_key_text(lay, t), value_set=keys), -1)
+    vals = np.zeros((t.num_rows, len(lay.deltas)), np.int64)
+    if lay.values_list:
+        flat = pc.list_flatten(t.column(lay.values_list)).to_numpy(zero_copy_only=False)
+        vals[:] = flat.reshape(t.num_rows, len(lay.deltas))
+    for j, c in enumerate(lay.values):
+        vals[:, j] = t.column(c).to_numpy(zero_copy_only=False)
+    if lay.aux:
+        col = t.column(lay.aux)
+        ok = pc.is_valid(col).to_numpy(zero_copy_only=False)
+        aux = pc.fill_null(col, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:
+        ok, aux = np.zeros(t.num_rows, bool), np.zeros(t.num_rows, np.int64)
+    ts = t.column("ts").to_numpy(zero_copy_only=False).astype(np.int64)
+    return Series(ids.to_numpy(zero_copy_only=False).astype(np.int64), ts, vals, aux, ok,
+                  int(ts.max()) if len(ts) else None)
+
+
+def _seed_of(lay: Layout, seed: bl.Seed | None, keys: pa.Array) -> Series:
+    """A line parser's Seed (last sample per series) as a Series over `keys`."""
+    index = {k: i for i, k in enumerate(keys.to_pylist())}
+    last = list(seed.last.items()) if seed else []
+    ids = np.array([index.get("\x1f".join(k), -1) for k, _ in last], np.int64)
+    ts = np.array([int(bl_us(v[0])) for _, v in last], np.int64)
+    vals = np.array([v[1] for _, v in last], np.int64).reshape(len(last), len(lay.deltas))
+    aux = np.array([v[2][0] if v[2] else 0 for _, v in last], np.int64)
+    ok = np.array([bool(v[2]) for _, v in last], bool)
+    host = bl_us(seed.host_ts) if seed and seed.host_ts else None
+    return Series(ids, ts, vals, aux, ok, host)
+
+
+def bl_us(t) -> int:
+    """Epoch microseconds of a naive UTC datetime."""
+    return int((t - _EPOCH) // _US)
+
+
+def _last_per_series(s: Series) -> dict[int, int]:
+    """Series id -> position of its last sample (latest time, then latest line)."""
+    order = np.lexsort((np.arange(len(s.ids)), s.ts, s.ids))
+    last = np.ones(len(order), bool)
+    last[:-1] = s.ids[order][1:] != s.ids[order][:-1]
+    return dict(zip(s.ids[order][last].tolist(), order[last].tolist(), strict=True))
+
+
+def series_deltas(s: Series, seed: Series | None, stats: ParseStats, newborn: bool = True
+                  ) -> tuple[np.ndarray, ...]:
+    """`apply_deltas` for arrays: (delta n x k, has_delta, interval_s (NaN: none), reset,
+    aux_delta, aux_delta_ok), in the samples' order; seed ids index the same keys."""
+    n = len(s.ids)
+    order = np.lexsort((np.arange(n), s.ts, s.ids))
+    ids, ts, vals = s.ids[order], s.ts[order], s.values[order]
+    aux, aux_ok = s.aux[order], s.aux_ok[order]
+    has = np.zeros(n, bool)
+    has[1:] = ids[1:] == ids[:-1]
+    p_ts, p_vals = np.roll(ts, 1), np.roll(vals, 1, axis=0)
+    p_aux, p_ok = np.roll(aux, 1), np.roll(aux_ok, 1)
+    if seed is not None and len(seed.ids):
+        last = _last_per_series(seed)
+        for i in np.flatnonzero(~has):
+            j = last.get(int(ids[i]))
+            if j is not None:
+                has[i] = True
+                p_ts[i], p_vals[i] = seed.ts[j], seed.values[j]
+                p_aux[i], p_ok[i] = seed.aux[j], seed.aux_ok[j]
+    delta = vals - p_vals
+    reset = has & (delta < 0).any(axis=1)
+    delta[reset] = vals[reset]
+    interval = np.where(has, (ts - p_ts) / 1e6, np.nan)
+    aux_d_ok = has & aux_ok & p_ok & (reset | (aux >= p_aux))
+    aux_d = np.where(reset, aux, aux - p_aux)
+    stats.counter_resets += int(reset.sum())
+    orphans = np.flatnonzero(~has)
+    if len(orphans):
+        born, got = _previous_ends(ts[orphans], ts, seed, newborn)
+        nb = orphans[got]
+        has[nb] = True
+        delta[nb] = vals[nb]
+        interval[nb] = (ts[nb] - born[got]) / 1e6
+        aux_d[nb], aux_d_ok[nb] = aux[nb], aux_ok[nb]
+        for key, k in (("newborn_series", int(got.sum())),
+                       ("first_samples", int((~got).sum()))):
+            if k:
+                stats.extra[key] = stats.extra.get(key, 0) + k
+    back = np.empty(n, np.int64)
+    back[order] = np.arange(n)
+    return (delta[back], has[back], interval[back], reset[back], aux_d[back],
+            aux_d_ok[back] & has[back])
+
+
+def _previous_ends(at: np.ndarray, ts: np.ndarray, seed: Series | None, newborn: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """`HostSamples.previous_end` of each time in `at` (µs) and whether it has one (not
+    in the host's first sample)."""
+    if not newborn:
+        return np.zeros(len(at), np.int64), np.zeros(len(at), bool)
+    host = [seed.host_ts] if seed is not None and seed.host_ts is not None else []
+    times = np.unique(np.concatenate([ts, np.array(host, np.int64)]))
+    new = np.ones(len(times), bool)
+    new[1:] = np.diff(times) > GAP_US
+    starts = times[new]
+    ends = times[np.r_[np.flatnonzero(new)[1:] - 1, len(times) - 1]]
+    i = np.searchsorted(starts, at, side="right") - 1
+    return ends[np.maximum(i - 1, 0)], i > 0
+
+
+# --------------------------------------------------------------------------- files
+def _seed(lay: Layout, prev: str | Path | None, site: Site | None, keys: pa.Array,
+          stats: ParseStats) -> Series | None:
+    """The previous day's samples (bad lines skipped silently), ids over `keys`."""
+    if prev is None:
+        return None
+    stats.extra["seed_files"] = stats.extra.get("seed_files", 0) + 1
+    try:
+        s = _series(lay, _base(lay, prev, site, None, [], ParseStats(lay.source)), keys)
+    except NotFast:
+        stats.extra["seed_read_errors"] = stats.extra.get("seed_read_errors", 0) + 1
+        seed = bl.read_seed(prev, lay.source, lay.line_parser(site, str(prev)),
+                            ParseStats(lay.source))
+        return _seed_of(lay, seed, keys)
+    keep = s.ids >= 0
+    return Series(s.ids[keep], s.ts[keep], s.values[keep], s.aux[keep], s.aux_ok[keep],
+                  s.host_ts)
+
+
+def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
+                prev: str | Path | None = None, day: date | None = None
+                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """One file of the layer as an Arrow table of `row_schema(lay.table)`: the rows of the
+    layer's line parser (`beacon_layers.parse_ost` / `parse_lustre_client`)."""
+    schema = row_schema(lay.table)
+    stats = ParseStats(lay.source, files=1)
+    q: list[Quarantined] = []
+    try:
+        base = _base(lay, path, site, day, q, stats)
+    except NotFast:
+        rows, q, stats = bl.PARSERS[lay.source](path, site, prev, day)
+        return rows_table(rows, schema), q, stats
+    keys = pc.unique(_key_text(lay, base))
+    s = _series(lay, base, keys)
+    seed = _seed(lay, prev, site, keys, stats)
+    delta, has, interval, reset, aux_d, aux_ok = series_deltas(s, seed, stats)
+    cols = {c: base.column(c) for c in schema.names}
+    for j, c in enumerate(lay.deltas):
+        cols[c] = pa.array(delta[:, j], pa.int64(), mask=~has)
+    if lay.sum_to:
+        cols[lay.sum_to] = pa.array(delta.sum(axis=1), pa.int64(), mask=~has)
+    cols["interval_s"] = pa.array(interval, pa.float64(), mask=np.isnan(interval))
+    cols["reset"] = pa.array(reset, pa.bool_())
+    if lay.aux_delta:
+        cols[lay.aux_delta] = pa.array(aux_d, pa.int64(), mask=~aux_ok)
+    cols["file"] = pa.repeat(pa.scalar(str(path), pa.string()), base.num_rows)
+    out = pa.Table.from_arrays([pc.cast(cols[f.name], f.type) for f in schema], schema=schema)
+    stats.rows = out.num_rows
+    return out, q, stats
+
+
+MDS = Layout("mds", "raw_mds", (), (), ("mds", "source"), (), tuple(BEACON_MDS_OPS),
+             lambda site, file: bl.mds_line(Path(file).parent.name, bl.site_names(site),
+                                            bl.fwd_identities(site)),
+             values_list="cumulative", sum_to="ops", fast=_mds_fast)
+
+
+def parse_mds_arrow(path: str | Path, site: Site | None = None,
+                    prev: str | Path | None = None, day: date | None = None):
+    """`beacon_layers.parse_mds`, columnar (an Arrow table of `raw_mds` rows; the MDS is
+    the host folder's name)."""
+    return parse_arrow(MDS, path, site, prev, day)
+
+
+def parse_ost_arrow(path: str | Path, site: Site | None = None,
+                    prev: str | Path | None = None, day: date | None = None):
+    """`beacon_layers.parse_ost`, columnar (an Arrow table of `raw_ost` rows)."""
+    return parse_arrow(OST, path, site, prev, day)
+
+
+def parse_lustre_client_arrow(path: str | Path, site: Site | None = None,
+                              prev: str | Path | None = None, day: date | None = None):
+    """`beacon_layers.parse_lustre_client`, columnar (an Arrow table of `raw_lustre_client`
+    rows)."""
+    return parse_arrow(LUSTRE_CLIENT, path, site, prev, day)

@@ -1,0 +1,175 @@
+"""The columnar OST and Lustre-client parsers equal the line parsers, file by file.
+
+`beacon_columnar.parse_*_arrow` parse the lines of their strict grammar as Arrow arrays,
+hand every other line to the layer's line parser and compute the deltas with numpy; these
+tests feed both parsers the files whose rows tests/test_beacon_ingest.py checks by hand
+(seeds, newborn series, slow samples, resets, the optional wait counter, bad lines) and
+more (gzip, truncated gzip, a missing file, an unreadable seed, blocks split anywhere, a
+simulated day), and require the same rows, quarantine and accounting. Pure Python.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+from pathlib import Path
+
+import pytest
+from lassi.ingest import beacon_columnar, beacon_layers, columnar
+from lassi.ingest.columnar import row_schema, rows_table
+
+from lassi.core.config import load_site
+from lassi.core.schemas import BEACON_MDS_OPS
+
+D = dt.date(2018, 2, 25)
+IP = "20.0.2.100"
+CLIENT_PREV = [f"{IP} 2018-02-24T23:59:50.000Z online1-OST0000 100 50 256 7000",
+               f"{IP} 2018-02-24T23:59:40.000Z online1-OST0003 9 9 256",
+               "junk"]
+CLIENT = [
+    f"{IP} 2018-02-25T00:00:00.000Z online1-OST0000 110 50 256 7500",
+    f"{IP} 2018-02-25T00:00:00.000Z online1-OST0001 1 1 256",
+    f"{IP} 2018-02-25T00:00:10.000Z online1-OST0000 120 60 128 9100",
+    f"{IP} 2018-02-25T00:00:10.000Z online1-OST0001 2 1 256 40",
+    f"{IP} 2018-02-25T00:00:10.000Z online1-OST0003 8 9 256",
+    f"{IP} 2018-02-25T00:00:20.000Z online1-OST0000 4 1 256 300",
+    f"{IP} 2018-02-25T00:00:20.000Z online1-OST0001 3 1 256 x",
+    f"{IP} 2018-02-25T00:01:10.000Z OST9 1 2 3",
+    f"{IP} 2018-02-25T00:01:10.000Z online1-OST0002 5 -1 64",
+    f"{IP}  2018-02-25T00:01:10.000Z online1-OST0002 5 1 64",
+    f"{IP} 2018-02-25T00:01:10.5Z online1-OST0004 5 1 64",
+    f"{IP} 2018-02-26T00:00:00.000Z online1-OST0000 130 60 128",
+    "",
+    "99.1.1.1 2018-02-25T00:01:10.000Z online1-OST0000 1 1 1",
+] + [f"{IP} 2018-02-25T00:02:0{s}Z online1-OST001{i} {9 + i} 0 256"      # a slow sample
+     for i, s in enumerate(("0.000", "0.700", "1.400", "2.100"))]
+OST = [
+    "online1-oss01 2018-02-25T00:00:00.979Z online1-OST0000 0 0 0 0 0",
+    "online1-oss01 2018-02-25T00:00:10.979Z online1-OST0000 4 2 256 4194304 2097152",
+    "online1-oss01 2018-02-25T00:00:20.979Z online1-OST0000 4 2 0 4194304 2097152",
+    "online1-oss01 2018-02-25T00:00:30.979Z online1-OST0000 1 0 256 1048576 0",
+    "online1-oss01 2018-02-25T00:00:30.979Z online1-OST0000 1 0 256 1048576",
+    "online1-oss01 2018-02-25T00:00:30Z online1-OST0000 1 0 256 1048576 0 9",
+    "online1-oss01 2018-02-25T00:00:40Z online1-OST0000 1 0 256 9223372036854775808 0",
+    "online1-oss01 2018-02-25T00:00:40Z online1-OST0001 1 0 256 922337203685477580 0",
+    "online1-oss01 2018-02-25T00:00:40Z online1-OST0001 1 0 256 922337203685477580 0",
+]
+OPS = BEACON_MDS_OPS
+
+
+def mds_line(src: str, t: str, base: int) -> str:
+    """A canonical MDS line: every op, in order (the fast grammar)."""
+    return f"{src} 2018-02-25T00:{t}Z " + " ".join(f"{op}={base + i}" for i, op in enumerate(OPS))
+
+
+MDS_PREV = ["20.0.2.100 2018-02-24T23:59:50.000Z open=10 close=10",
+            "login01 2018-02-24T23:59:50.000Z getattr=5"]
+MDS = [
+    mds_line("20.0.2.100", "00:00.000", 20),
+    "login01 2018-02-25T00:00:00.000Z getattr=7",
+    mds_line("cluster2-gw", "00:00.000", 3),
+    mds_line("20.0.2.101", "00:10.000", 1),
+    "login01 2018-02-25T00:00:10.000Z getattr=1",
+    "fwd001 2018-02-25T00:00:10.000Z",
+    mds_line("20.0.2.100", "00:10.000", 25),
+    mds_line("cluster2-gw", "00:10.000", 2),               # a reset
+    "20.0.2.100 2018-02-25T00:00:10.000Z open=x",
+    "20.0.2.100 2018-02-25T00:00:10.000Z bogus=1",
+    "20.0.2.100 2018-02-25T00:00:10.000Z open=1 open=2",
+    mds_line("elsewhere", "00:20.000", 0).replace("open=0", "open=99999999999999999999"),
+]
+LAYERS = {"lustre-client": (beacon_columnar.parse_lustre_client_arrow,
+                            beacon_layers.parse_lustre_client, "raw_lustre_client"),
+          "ost": (beacon_columnar.parse_ost_arrow, beacon_layers.parse_ost, "raw_ost"),
+          "mds": (beacon_columnar.parse_mds_arrow, beacon_layers.parse_mds, "raw_mds")}
+
+
+@pytest.fixture(scope="module")
+def site():
+    return load_site("taihulight", nodes=1024)
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = "".join(line + "\n" for line in lines).encode()
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
+def same(layer: str, path: Path, site, prev=None, day=D):
+    """Both parsers on one file: equal rows (in order), quarantine and accounting."""
+    fast, slow, table = LAYERS[layer]
+    rows, q, st = slow(path, site, prev, day)
+    t, q2, st2 = fast(path, site, prev, day)
+    assert t.schema == row_schema(table)
+    assert t.to_pylist() == rows_table(rows, row_schema(table)).to_pylist()
+    assert (q2, st2) == (q, st)
+    return st
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+@pytest.mark.parametrize("gz", [False, True])
+def test_lustre_client_equals_the_line_parser(tmp_path, site, seeded, gz):
+    folder = tmp_path / "lustre-client" / "fwd000"
+    prev = write(folder / "2018-02-24.log", CLIENT_PREV) if seeded else None
+    path = write(folder / ("2018-02-25.log" + (".gz" if gz else "")), CLIENT)
+    st = same("lustre-client", path, site, prev)
+    assert st.lines_quarantined == 4 and st.counter_resets == 1 + seeded   # OST0003 9 -> 8
+    assert st.extra.get("newborn_series") and bool(st.extra.get("first_samples")) != seeded
+    assert st.extra.get("seed_files", 0) == seeded
+
+
+def test_ost_equals_the_line_parser(tmp_path, site):
+    path = write(tmp_path / "ost" / "online1-oss01" / "2018-02-25.log", OST)
+    st = same("ost", path, site)
+    assert (st.lines_read, st.rows, st.counter_resets) == (9, 6, 1)
+    same("ost", path, site, day=None)
+    same("ost", path, site, day=dt.date(2018, 2, 26))      # every line of another day
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+def test_mds_equals_the_line_parser(tmp_path, site, seeded):
+    folder = tmp_path / "mds" / "online1-mds01"
+    prev = write(folder / "2018-02-24.log", MDS_PREV) if seeded else None
+    path = write(folder / "2018-02-25.log", MDS)
+    st = same("mds", path, site, prev)
+    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (12, 4, 2)
+
+
+def test_blocks_split_anywhere(tmp_path, site, monkeypatch):
+    folder = tmp_path / "lustre-client" / "fwd000"
+    prev = write(folder / "2018-02-24.log", CLIENT_PREV)
+    path = write(folder / "2018-02-25.log", CLIENT * 3)
+    for size in (5, 77, 1000):
+        monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        same("lustre-client", path, site, prev)
+
+
+def test_unreadable_files_and_seeds(tmp_path, site):
+    folder = tmp_path / "ost" / "h"
+    full = gzip.compress(b"".join(b"h 2018-02-25T00:00:%02d.000Z fs-OST0000 1 1 1 1 1\n" % i
+                                  for i in range(50)))
+    cut = folder / "2018-02-25.log.gz"
+    folder.mkdir(parents=True)
+    cut.write_bytes(full[: len(full) // 2])
+    same("ost", cut, site)
+    same("ost", folder / "missing.log", site)
+    good = write(folder / "2018-02-26.log", OST[:4])
+    st = same("ost", good, site, prev=cut, day=None)         # a seed that breaks mid-read
+    assert st.extra["seed_read_errors"] == 1
+    same("ost", good, site, prev=folder / "missing.log", day=None)
+
+
+def test_simulated_day(tmp_path, site):
+    from lassi.ingest.runner import file_day, prev_day_file
+
+    from lassi.sim.runner import simulate
+
+    tl = load_site("taihulight", nodes=16)
+    simulate(tl, D, 2, 5, tmp_path / "raw", traced_fraction=0.0, tokio=False)
+    n = 0
+    for layer in LAYERS:
+        for f in sorted((tmp_path / "raw" / "beacon" / layer).rglob("*.log")):
+            st = same(layer, f, tl, prev_day_file(f), file_day(f))
+            n += st.rows
+    assert n > 1000
