@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import beacon_layers as bl
+from lassi.ingest import lwfs_server
 from lassi.ingest.columnar import (
     COUNT_RE,
     PRINTABLE_RE,
@@ -37,10 +39,11 @@ from lassi.ingest.columnar import (
     rows_table,
     slow_lines,
     utc_micros,
+    when,
 )
 
 from lassi.core.quarantine import ParseStats, Quarantined
-from lassi.core.schemas import BEACON_MDS_OPS
+from lassi.core.schemas import BEACON_MDS_OPS, LATENCY_BUCKETS
 
 if TYPE_CHECKING:
     from lassi.core.config import Site
@@ -60,7 +63,7 @@ class Layout:
     table: str
     fields: tuple[int, ...]
     names: tuple[str, ...]          # base column of each field, in order
-    key: tuple[str, str]
+    key: tuple[str, ...]
     values: tuple[str, ...]
     deltas: tuple[str, ...]         # the delta column of each value
     line_parser: Callable[[Site | None, str], bl.LineParser]    # (site, file)
@@ -68,8 +71,14 @@ class Layout:
     aux_delta: str | None = None
     name_of: str | None = None      # base column filled with the site's name of `key[0]`
     values_list: str | None = None  # the values are this list column's items instead
+                                    # (a row where it is null is no sample: no delta)
     sum_to: str | None = None       # column of the deltas' sum
+    delta_list: str | None = None   # column of the deltas as a list
     fast: Callable | None = None    # (Fields, day, site, file) -> (ok, columns): a grammar
+    finish: Callable | None = None  # (columns of the fast lines, site, file) -> columns
+    newborn: bool = True            # apply_deltas' newborn rule
+    extra: Callable | None = None   # (base table) -> extra stats of a parsed file
+    parse_file: Callable | None = None   # the whole-file parser (default: beacon_layers')
 
 
 OST = Layout("ost", "raw_ost", (8,),
@@ -93,7 +102,8 @@ def _mds_fast(f: Fields, day: date | None, site: Site | None, file: str
     """An MDS line with every op of BEACON_MDS_OPS once, in that order: `<source> <UTC>
     open=<n> close=<n> ...` (other orders and missing ops go to the line parser)."""
     ts = utc_micros(f.field(1))
-    ok = all_of(pc.equal(f.n, 2 + len(BEACON_MDS_OPS)), pc.is_valid(ts), on_day(ts, day))
+    ok = all_of(pc.equal(f.n, 2 + len(BEACON_MDS_OPS)), pc.is_valid(ts), on_day(ts, day),
+                matches(f.lines, PRINTABLE_RE))
     cols = {"source": f.field(0), "ts": ts}
     for i, op in enumerate(BEACON_MDS_OPS):
         tok = f.field(2 + i)
@@ -145,20 +155,21 @@ def _fast_block(lay: Layout, f: Fields, day: date | None, site: Site | None, fil
             good = matches(arr, COUNT_RE)
             ok = all_of(ok, pc.or_(good, pc.is_null(arr)) if optional else good)
         cols[name] = arr
+    ok = all_of(ok, matches(f.lines, PRINTABLE_RE))      # printable, one space apart
     return _table(lay, ok, cols, f, site, file, schema)
 
 
 def _table(lay: Layout, ok: pa.BooleanArray, cols: dict[str, pa.Array], f: Fields,
            site: Site | None, file: str, schema: pa.Schema
            ) -> tuple[pa.BooleanArray, pa.Table]:
-    """The fast lines (printable, one space apart, `ok`) and their base rows."""
-    fast = all_of(ok, matches(f.lines, PRINTABLE_RE))
+    """The fast lines (`ok`) and their base rows."""
+    fast = ok
     cols = {k: pc.filter(v, fast) for k, v in cols.items()}
     n = len(cols["ts"])
     if lay.name_of:
         cols[lay.name_of] = names_of(cols[lay.key[0]], bl.site_names(site))
-    if lay.values_list:
-        cols = _mds_columns(cols, site, file)
+    if lay.finish:
+        cols = lay.finish(cols, site, file)
     out = {}
     for fl in schema:
         if fl.name in cols:
@@ -212,7 +223,7 @@ class Series:
 
 
 def _key_text(lay: Layout, t: pa.Table) -> pa.Array:
-    k = pc.binary_join_element_wise(t.column(lay.key[0]), t.column(lay.key[1]), "\x1f")
+    k = pc.binary_join_element_wise(*[t.column(c) for c in lay.key], "\x1f")
     return k.combine_chunks() if isinstance(k, pa.ChunkedArray) else k
 
 
@@ -331,7 +342,8 @@ def _seed(lay: Layout, prev: str | Path | None, site: Site | None, keys: pa.Arra
         return None
     stats.extra["seed_files"] = stats.extra.get("seed_files", 0) + 1
     try:
-        s = _series(lay, _base(lay, prev, site, None, [], ParseStats(lay.source)), keys)
+        s = _series(lay, _samples(lay, _base(lay, prev, site, None, [],
+                                             ParseStats(lay.source))), keys)
     except NotFast:
         stats.extra["seed_read_errors"] = stats.extra.get("seed_read_errors", 0) + 1
         seed = bl.read_seed(prev, lay.source, lay.line_parser(site, str(prev)),
@@ -342,33 +354,59 @@ def _seed(lay: Layout, prev: str | Path | None, site: Site | None, keys: pa.Arra
                   s.host_ts)
 
 
+def _samples(lay: Layout, t: pa.Table) -> pa.Table:
+    """The rows that are samples of a series (all, unless `values_list` is null)."""
+    return t.filter(pc.is_valid(t.column(lay.values_list))) if lay.values_list else t
+
+
+def _scatter(values: np.ndarray, at: np.ndarray, n: int, fill=0) -> np.ndarray:
+    """`values` (one per sample) placed at rows `at` of n rows."""
+    out = np.full((n, *values.shape[1:]), fill, dtype=values.dtype)
+    out[at] = values
+    return out
+
+
 def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
                 prev: str | Path | None = None, day: date | None = None
                 ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """One file of the layer as an Arrow table of `row_schema(lay.table)`: the rows of the
-    layer's line parser (`beacon_layers.parse_ost` / `parse_lustre_client`)."""
+    layer's whole-file parser (`lay.parse_file`)."""
     schema = row_schema(lay.table)
     stats = ParseStats(lay.source, files=1)
     q: list[Quarantined] = []
     try:
         base = _base(lay, path, site, day, q, stats)
     except NotFast:
-        rows, q, stats = bl.PARSERS[lay.source](path, site, prev, day)
+        rows, q, stats = (lay.parse_file or bl.PARSERS[lay.source])(path, site, prev, day)
         return rows_table(rows, schema), q, stats
-    keys = pc.unique(_key_text(lay, base))
-    s = _series(lay, base, keys)
+    n = base.num_rows
+    at = (pc.indices_nonzero(pc.is_valid(base.column(lay.values_list))).to_numpy()
+          if lay.values_list else np.arange(n))
+    samples = base.take(at) if lay.values_list else base
+    keys = pc.unique(_key_text(lay, samples))
+    s = _series(lay, samples, keys)
     seed = _seed(lay, prev, site, keys, stats)
-    delta, has, interval, reset, aux_d, aux_ok = series_deltas(s, seed, stats)
+    delta, has, interval, reset, aux_d, aux_ok = (
+        _scatter(a, at, n) for a in series_deltas(s, seed, stats, lay.newborn))
+    interval = _scatter(interval[at], at, n, np.nan)
     cols = {c: base.column(c) for c in schema.names}
     for j, c in enumerate(lay.deltas):
         cols[c] = pa.array(delta[:, j], pa.int64(), mask=~has)
     if lay.sum_to:
         cols[lay.sum_to] = pa.array(delta.sum(axis=1), pa.int64(), mask=~has)
-    cols["interval_s"] = pa.array(interval, pa.float64(), mask=np.isnan(interval))
+    if lay.delta_list:
+        k = len(lay.deltas)
+        cols[lay.delta_list] = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, n * k + 1, k, dtype=np.int32)), pa.array(delta.reshape(-1)),
+            mask=pa.array(~has))
+    if "interval_s" in cols:
+        cols["interval_s"] = pa.array(interval, pa.float64(), mask=np.isnan(interval))
     cols["reset"] = pa.array(reset, pa.bool_())
     if lay.aux_delta:
         cols[lay.aux_delta] = pa.array(aux_d, pa.int64(), mask=~aux_ok)
-    cols["file"] = pa.repeat(pa.scalar(str(path), pa.string()), base.num_rows)
+    cols["file"] = pa.repeat(pa.scalar(str(path), pa.string()), n)
+    if lay.extra:
+        stats.extra.update(lay.extra(base))
     out = pa.Table.from_arrays([pc.cast(cols[f.name], f.type) for f in schema], schema=schema)
     stats.rows = out.num_rows
     return out, q, stats
@@ -377,7 +415,7 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
 MDS = Layout("mds", "raw_mds", (), (), ("mds", "source"), (), tuple(BEACON_MDS_OPS),
              lambda site, file: bl.mds_line(Path(file).parent.name, bl.site_names(site),
                                             bl.fwd_identities(site)),
-             values_list="cumulative", sum_to="ops", fast=_mds_fast)
+             values_list="cumulative", sum_to="ops", fast=_mds_fast, finish=_mds_columns)
 
 
 def parse_mds_arrow(path: str | Path, site: Site | None = None,
@@ -385,6 +423,102 @@ def parse_mds_arrow(path: str | Path, site: Site | None = None,
     """`beacon_layers.parse_mds`, columnar (an Arrow table of `raw_mds` rows; the MDS is
     the host folder's name)."""
     return parse_arrow(MDS, path, site, prev, day)
+
+
+# --------------------------------------------------------------------------- LWFS server
+_LWFS_RE = (r"^[!-~]+ \[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\]  \[Trace\]: "
+            r"(?:(?:Meta|Read|Write) (?:exe|wait):(?: [0-9]{1,18}){" + str(LATENCY_BUCKETS) +
+            r"}|queue length: [0-9]{1,18}) [!-~]+$")
+
+
+def _zone(site: Site | None) -> ZoneInfo:
+    return ZoneInfo(site.tz("beacon_local") if site is not None else "UTC")
+
+
+def _lwfs_fast(f: Fields, day: date | None, site: Site | None, file: str
+               ) -> tuple[pa.BooleanArray, dict[str, pa.Array]]:
+    """An LWFS server line exactly as Beacon writes it (the real sample's spacing), whose
+    local time names the same instant as its UTC time in the site's `beacon_local` zone."""
+    hist = pc.equal(f.n, 8 + LATENCY_BUCKETS)
+    utc = utc_micros(when(hist, f.field(7 + LATENCY_BUCKETS), f.field(8)))
+    local_text = pc.binary_join_element_wise(
+        pc.utf8_slice_codeunits(f.field(1), 1), pc.utf8_slice_codeunits(f.field(2), 0, 8), " ")
+    local, agree = _local_times(local_text, utc, _zone(site))
+    ok = all_of(matches(f.lines, _LWFS_RE), pc.is_valid(utc), on_day(utc, day), agree)
+    counts = [f.field(7 + i) for i in range(LATENCY_BUCKETS)]
+    return ok, {"ip": f.field(0), "ts": utc, "local_ts": local, "_hist": hist,
+                "_cls": f.field(5), "_kind": pc.utf8_rtrim(f.field(6), ":"),
+                "_queue": f.field(7), **{f"_h{i}": c for i, c in enumerate(counts)}}
+
+
+def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
+                 ) -> tuple[pa.Array, pa.BooleanArray]:
+    """Epoch microseconds of `YYYY-MM-DD HH:MM:SS` local wall times (as written, null where
+    no such date exists) and `lwfs_server.local_matches` of every line: each distinct local
+    time is read, and its UTC offset (either fold) found, once."""
+    enc = pc.dictionary_encode(text)
+    keys = enc.dictionary.to_pylist()
+    us = np.zeros(len(keys), np.int64)
+    valid = np.zeros(len(keys), bool)
+    offs = np.zeros((len(keys), 2), np.int64)
+    for i, v in enumerate(keys):
+        try:
+            t = datetime(int(v[:4]), int(v[5:7]), int(v[8:10]), int(v[11:13]), int(v[14:16]),
+                         int(v[17:19]))
+        except (ValueError, TypeError):
+            continue
+        us[i], valid[i] = bl_us(t), True
+        for fold in (0, 1):
+            offs[i, fold] = (t.replace(fold=fold, tzinfo=tz).utcoffset() or timedelta(0)) // _US
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    lo, ut = us[idx], pc.fill_null(utc, 0).to_numpy(zero_copy_only=False)
+    low, high = -int(lwfs_server.MAX_SKEW_S * 1e6), int((1.0 + lwfs_server.MAX_SKEW_S) * 1e6)
+    ok = valid[idx].copy()
+    match = np.zeros(len(idx), bool)
+    for fold in (0, 1):
+        skew = ut - (lo - offs[idx, fold])
+        match |= (skew >= low) & (skew < high)
+    return pa.array(lo, pa.int64(), mask=~ok), pa.array(ok & match)
+
+
+def _lwfs_columns(cols: dict[str, pa.Array], site: Site | None, file: str
+                  ) -> dict[str, pa.Array]:
+    """The fast LWFS server lines' base columns: class and kind, histogram or queue."""
+    hist = cols.pop("_hist")
+    n = len(hist)
+    cols["fwd"] = names_of(cols["ip"], bl.site_names(site))
+    cols["op_class"] = when(hist, cols.pop("_cls"), "Queue")
+    cols["kind"] = when(hist, cols.pop("_kind"), "length")
+    queue = cols.pop("_queue")
+    cols["queue_len"] = when(hist, pa.scalar(None, pa.int64()), pc.cast(queue, pa.int64()))
+    vals = np.zeros((n, LATENCY_BUCKETS), np.int64)
+    for i in range(LATENCY_BUCKETS):
+        c = cols.pop(f"_h{i}")
+        vals[:, i] = pc.cast(when(hist, c, "0"), pa.int64()).to_numpy(zero_copy_only=False)
+    cols["hist"] = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, vals.size + 1, LATENCY_BUCKETS, dtype=np.int32)),
+        pa.array(vals.reshape(-1)), mask=pc.invert(hist))
+    return cols
+
+
+def _queue_lines(base: pa.Table) -> dict[str, int]:
+    return {"queue_lines": base.num_rows - pc.sum(pc.is_valid(base.column("hist"))).as_py()
+            if base.num_rows else 0}
+
+
+LWFS_SERVER = Layout(
+    "lwfs-server", "raw_lwfs_server", (), (), ("ip", "op_class", "kind"), (),
+    tuple(f"h{i}" for i in range(LATENCY_BUCKETS)),
+    lambda site, file: lwfs_server.line_parser(bl.site_names(site), _zone(site)),
+    values_list="hist", delta_list="hist_delta", sum_to="requests", fast=_lwfs_fast,
+    finish=_lwfs_columns, newborn=False, extra=_queue_lines,
+    parse_file=lambda path, site, prev, day: lwfs_server.parse_file(path, site, prev, day))
+
+
+def parse_lwfs_server_arrow(path: str | Path, site: Site | None = None,
+                            prev: str | Path | None = None, day: date | None = None):
+    """`lwfs_server.parse_file`, columnar (an Arrow table of `raw_lwfs_server` rows)."""
+    return parse_arrow(LWFS_SERVER, path, site, prev, day)
 
 
 def parse_ost_arrow(path: str | Path, site: Site | None = None,

@@ -37,7 +37,6 @@ from lassi.ingest import (
     lmt,
     lustre_columnar,
     lwfs_client,
-    lwfs_server,
     pbs,
     slurm,
     writer,
@@ -65,7 +64,7 @@ SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
 # Table of lassi.ingest.columnar.row_schema(table), quarantined lines, ParseStats))
 BEACON: dict[str, tuple[str, Callable]] = {
     "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file_arrow),
-    "lwfs-server": ("raw_lwfs_server", lwfs_server.parse_file),
+    "lwfs-server": ("raw_lwfs_server", beacon_columnar.parse_lwfs_server_arrow),
     "lustre-client": ("raw_lustre_client", beacon_columnar.parse_lustre_client_arrow),
     "ost": ("raw_ost", beacon_columnar.parse_ost_arrow),
     "mds": ("raw_mds", beacon_columnar.parse_mds_arrow),

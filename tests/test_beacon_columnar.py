@@ -15,7 +15,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from lassi.ingest import beacon_columnar, beacon_layers, columnar
+from lassi.ingest import beacon_columnar, beacon_layers, columnar, lwfs_server
 from lassi.ingest.columnar import row_schema, rows_table
 
 from lassi.core.config import load_site
@@ -81,7 +81,9 @@ MDS = [
 LAYERS = {"lustre-client": (beacon_columnar.parse_lustre_client_arrow,
                             beacon_layers.parse_lustre_client, "raw_lustre_client"),
           "ost": (beacon_columnar.parse_ost_arrow, beacon_layers.parse_ost, "raw_ost"),
-          "mds": (beacon_columnar.parse_mds_arrow, beacon_layers.parse_mds, "raw_mds")}
+          "mds": (beacon_columnar.parse_mds_arrow, beacon_layers.parse_mds, "raw_mds"),
+          "lwfs-server": (beacon_columnar.parse_lwfs_server_arrow, lwfs_server.parse_file,
+                          "raw_lwfs_server")}
 
 
 @pytest.fixture(scope="module")
@@ -96,11 +98,19 @@ def write(path: Path, lines: list[str]) -> Path:
     return path
 
 
+SLOW_LINES: list[str] = []      # the lines the columnar parsers left to the line parser
+
+
 def same(layer: str, path: Path, site, prev=None, day=D):
     """Both parsers on one file: equal rows (in order), quarantine and accounting."""
     fast, slow, table = LAYERS[layer]
     rows, q, st = slow(path, site, prev, day)
-    t, q2, st2 = fast(path, site, prev, day)
+    judge = beacon_layers.judge_line
+    beacon_layers.judge_line = lambda *a: SLOW_LINES.append(a[4]) or judge(*a)
+    try:
+        t, q2, st2 = fast(path, site, prev, day)
+    finally:
+        beacon_layers.judge_line = judge
     assert t.schema == row_schema(table)
     assert t.to_pylist() == rows_table(rows, row_schema(table)).to_pylist()
     assert (q2, st2) == (q, st)
@@ -136,6 +146,38 @@ def test_mds_equals_the_line_parser(tmp_path, site, seeded):
     assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (12, 4, 2)
 
 
+def lwfs(ip: str, local: str, utc: str, what: str = "Meta exe:", counts=(1,) * 8) -> str:
+    body = f"{what} " + " ".join(map(str, counts)) if what != "queue" else "queue length: 3"
+    return f"{ip} [2018-02-25 {local}]  [Trace]: {body} 2018-02-25T{utc}Z"
+
+
+LWFS_PREV = [f"{IP} [2018-02-25 07:59:50]  [Trace]: Meta exe: 1 1 1 1 1 1 1 1 "
+             "2018-02-24T23:59:50.100Z"]
+LWFS = [
+    lwfs(IP, "08:00:00", "00:00:00.827"),
+    lwfs(IP, "08:00:00", "00:00:00.827", "Meta wait:", (0, 1, 2, 3, 4, 5, 6, 7)),
+    lwfs(IP, "08:00:00", "00:00:00.827", "queue"),
+    lwfs(IP, "08:00:10", "00:00:10.827", counts=(2,) * 8),
+    lwfs(IP, "08:00:10", "00:00:10.827", "Meta wait:", (0,) * 8),           # a reset
+    lwfs(IP, "08:00:20", "00:00:10.827", counts=(3,) * 8),                  # local skew
+    lwfs(IP, "08:00:20", "00:00:20.827", counts=(3,) * 7),                  # 7 buckets
+    lwfs("20.0.2.101", "08:00:20", "00:00:20.827", "Read exe:", (5,) * 8),
+    f"{IP} [2018-02-25 08:00:30]   [Trace]: Meta exe: 4 4 4 4 4 4 4 4 2018-02-25T00:00:30.827Z",
+    lwfs(IP, "08:00:40", "00:00:40.827", "Write exe:", (1, 2, 3, 4, 5, 6, 7, 99999999999999999999)),
+    "Reshape and sort done...",
+]
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+def test_lwfs_server_equals_the_line_parser(tmp_path, site, seeded):
+    folder = tmp_path / "lwfs-server" / "fwd000"
+    prev = write(folder / "2018-02-24.log", LWFS_PREV) if seeded else None
+    path = write(folder / "2018-02-25.log", LWFS)
+    st = same("lwfs-server", path, site, prev)
+    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (11, 4, 1)
+    assert st.extra["queue_lines"] == 1
+
+
 def test_blocks_split_anywhere(tmp_path, site, monkeypatch):
     folder = tmp_path / "lustre-client" / "fwd000"
     prev = write(folder / "2018-02-24.log", CLIENT_PREV)
@@ -161,15 +203,19 @@ def test_unreadable_files_and_seeds(tmp_path, site):
 
 
 def test_simulated_day(tmp_path, site):
+    """Two simulated days (the second seeded by the first) equal the line parsers' rows,
+    every line on the fast path."""
     from lassi.ingest.runner import file_day, prev_day_file
 
     from lassi.sim.runner import simulate
 
     tl = load_site("taihulight", nodes=16)
     simulate(tl, D, 2, 5, tmp_path / "raw", traced_fraction=0.0, tokio=False)
+    SLOW_LINES.clear()
     n = 0
     for layer in LAYERS:
         for f in sorted((tmp_path / "raw" / "beacon" / layer).rglob("*.log")):
             st = same(layer, f, tl, prev_day_file(f), file_day(f))
             n += st.rows
     assert n > 1000
+    assert SLOW_LINES == []         # every simulated line is on the fast path
