@@ -85,6 +85,25 @@ def _spark_environment(context) -> None:
         os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = PYTHON
 
 
+def _submit_options() -> dict:
+    """What every task passes to spark-submit: lassi's driver settings, then a site's own
+    (airflow_dags/README.md): `--conf` items from $LASSI_SUBMIT_CONF (k=v,k=v, e.g. the
+    executors' Python), `--py-files` from $LASSI_SPARK_PY_FILES (the wheel as a .zip) and
+    `--archives` from $LASSI_SPARK_ARCHIVES (a packed environment). The driver runs lassi's
+    Python even when the executors get another one."""
+    conf = {"spark.driver.extraJavaOptions":
+            f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
+            "spark.ui.showConsoleProgress": "false"}
+    if PYTHON:
+        conf["spark.pyspark.driver.python"] = PYTHON
+    for item in filter(None, (x.strip() for x in os.environ.get("LASSI_SUBMIT_CONF", "")
+                              .split(","))):
+        k, _, v = item.partition("=")
+        conf[k.strip()] = v.strip()
+    return {"conf": conf, "py_files": os.environ.get("LASSI_SPARK_PY_FILES") or None,
+            "archives": os.environ.get("LASSI_SPARK_ARCHIVES") or None}
+
+
 def _env_nodes() -> int | None:
     v = os.environ.get("LASSI_NODES", "").strip()
     return int(v) if v else None
@@ -105,9 +124,7 @@ def _spark_task(task_id: str, job: str, args: list[str]) -> SparkSubmitOperator:
         conn_id=SPARK_CONN_ID,
         spark_binary=SPARK_SUBMIT,
         driver_memory=os.environ.get("LASSI_SPARK_DRIVER_MEMORY", "4g"),
-        conf={"spark.driver.extraJavaOptions":
-              f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
-              "spark.ui.showConsoleProgress": "false"},
+        **_submit_options(),
         pre_execute=_spark_environment,
     )
 

@@ -62,6 +62,23 @@ def _spark_environment(context) -> None:
         os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = PYTHON
 
 
+def _submit_options() -> dict:
+    """What the task passes to spark-submit: lassi's driver settings, then the site's own
+    `--conf`, `--py-files` and `--archives` ($LASSI_SUBMIT_CONF, $LASSI_SPARK_PY_FILES,
+    $LASSI_SPARK_ARCHIVES; as lassi_daily.py, see airflow_dags/README.md)."""
+    conf = {"spark.driver.extraJavaOptions":
+            f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
+            "spark.ui.showConsoleProgress": "false"}
+    if PYTHON:
+        conf["spark.pyspark.driver.python"] = PYTHON
+    for item in filter(None, (x.strip() for x in os.environ.get("LASSI_SUBMIT_CONF", "")
+                              .split(","))):
+        k, _, v = item.partition("=")
+        conf[k.strip()] = v.strip()
+    return {"conf": conf, "py_files": os.environ.get("LASSI_SPARK_PY_FILES") or None,
+            "archives": os.environ.get("LASSI_SPARK_ARCHIVES") or None}
+
+
 # `--tz=Z` when a zone is given, else a harmless repeat of `--site=S` (one argv item either way)
 TZ_ARG = "{{ ('--tz=' ~ params.tz) if params.tz else ('--site=' ~ params.site) }}"
 ARGS = ["--input", "{{ params.lmt_uri }}",
@@ -104,8 +121,6 @@ with DAG(
         conn_id=SPARK_CONN_ID,
         spark_binary=SPARK_SUBMIT,
         driver_memory=os.environ.get("LASSI_SPARK_DRIVER_MEMORY", "2g"),
-        conf={"spark.driver.extraJavaOptions":
-              f"-Duser.timezone=UTC {os.environ.get('LASSI_SPARK_JAVA_OPTIONS', '')}".strip(),
-              "spark.ui.showConsoleProgress": "false"},
+        **_submit_options(),
         pre_execute=_spark_environment,
     )

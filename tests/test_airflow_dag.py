@@ -29,7 +29,8 @@ CONN_ENV = "AIRFLOW_CONN_LASSI_SPARK"
 # what the DAG file reads at parse time: the tests start from its defaults
 DAG_ENV = ("LASSI_HOME", "LASSI_VENV", "LASSI_RAW", "LASSI_WAREHOUSE", "LASSI_REPORTS",
            "LASSI_SITE", "LASSI_NODES", "LASSI_START_DATE", "LASSI_SPARK_DRIVER_MEMORY",
-           "LASSI_SPARK_JAVA_OPTIONS")
+           "LASSI_SPARK_JAVA_OPTIONS", "LASSI_SUBMIT_CONF", "LASSI_SPARK_PY_FILES",
+           "LASSI_SPARK_ARCHIVES")
 
 
 def _airflow_env(home: Path) -> dict[str, str]:
@@ -172,6 +173,30 @@ def test_missing_connection_means_local(dagfile, monkeypatch):
     assert os.environ[CONN_ENV] == "spark://spark-master.example:7077"
     assert (SparkSubmitHook(conn_id="lassi_spark")._connection["master"]
             == "spark://spark-master.example:7077")
+
+
+def test_cluster_submit_options(dagfile, monkeypatch):
+    """A site's --conf, --py-files and --archives reach spark-submit; the driver's Python
+    stays lassi's even when the executors get another (spark.pyspark.python would set
+    both)."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    opts = dagfile["_submit_options"]()
+    assert (opts["py_files"], opts["archives"]) == (None, None)
+    assert opts["conf"].get("spark.pyspark.driver.python") == dagfile["PYTHON"]
+    monkeypatch.setenv("LASSI_SUBMIT_CONF", " spark.pyspark.python=./env/bin/python, "
+                       "spark.executor.memory=8g")
+    monkeypatch.setenv("LASSI_SPARK_PY_FILES", "/opt/lassi/lassi-0.1.0.zip")
+    monkeypatch.setenv("LASSI_SPARK_ARCHIVES", "/opt/lassi/env.tar.gz#env")
+    monkeypatch.setenv(CONN_ENV, "spark://spark-master.example:7077")
+    opts = dagfile["_submit_options"]()
+    cmd = SparkSubmitHook(conn_id="lassi_spark", **opts)._build_spark_submit_command("a.py")
+    text = " ".join(cmd)
+    assert "--py-files /opt/lassi/lassi-0.1.0.zip" in text
+    assert "--archives /opt/lassi/env.tar.gz#env" in text
+    assert "--conf spark.pyspark.python=./env/bin/python" in text
+    assert "--conf spark.executor.memory=8g" in text
+    assert "--master spark://spark-master.example:7077" in text
 
 
 @pytest.fixture(scope="module")

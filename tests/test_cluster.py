@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import C1_ONLY
 from tests.test_packaging import REPO, _env, _venv, wheel  # noqa: F401 - wheel: a fixture
 
 DATE = dt.date(2017, 10, 10)
@@ -127,7 +128,8 @@ def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa:
     from lassi.sim.runner import simulate
 
     url, bare, cluster_env = cluster
-    seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True)
+    seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True,
+                          cwd=tmp_path)
     assert seen.returncode == 1 and "No module named 'lassi'" in seen.stderr
     site = load_site("archer", nodes=4)
     raw = tmp_path / "raw"
@@ -149,11 +151,15 @@ def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa:
               "--py-files", str(pyfiles), "--conf", f"spark.pyspark.python={bare}",
               "--conf", f"spark.pyspark.driver.python={venv / 'bin' / 'python'}",
               "--driver-memory", "1g", "--executor-memory", "1g",
-              "--conf", "spark.sql.shuffle.partitions=3"]
+              "--conf", "spark.sql.shuffle.partitions=3", "--conf", "spark.ui.enabled=false",
+              "--conf", f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {C1_ONLY}",
+              "--conf", f"spark.executor.extraJavaOptions={C1_ONLY}"]
     for job, args in (("ingest_raw.py", ["--raw", str(raw)]), ("daily.py", [])):
+        t = time.time()
         p = subprocess.run([*submit, str(REPO / "jobs" / job), *args, *common], env=env,
                            cwd=tmp_path, capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, f"{job} failed:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
+        print(f"{job} on the cluster: {time.time() - t:.0f} s")
 
     tables = sorted(p.name for p in Path(local.root).iterdir() if not p.name.startswith("_"))
     assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
