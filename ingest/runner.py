@@ -104,14 +104,14 @@ def _parse_lustre(path: str, site: Site, _prev: str | None, _day: dt.date | None
 
 
 def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Path],
-                  date: dt.date) -> ParseStats:
+                  date: dt.date, ledger: writer.Ledger | None = None) -> ParseStats:
     """Parse Lustre statistics files in parallel into `raw_lustre_stats` (whole partitions of
     the rows' days); quarantine and ingest_log rows of `date`."""
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     tasks = [(str(f), None, None) for f in files]
     part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats", _parse_lustre,
                            tasks, "snapshot_time", owned=None)
-    return writer.write_ingest(wh, "lustre", [part], date)
+    return writer.write_ingest(wh, "lustre", [part], date, ledger=ledger)
 
 
 def file_day(path: str | Path) -> dt.date | None:
@@ -277,9 +277,11 @@ def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[Beaco
 
 
 def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
-                  plan: dict[str, list[BeaconTask]], date: dt.date | None) -> list[ParseStats]:
+                  plan: dict[str, list[BeaconTask]], date: dt.date | None,
+                  ledger: writer.Ledger | None = None) -> list[ParseStats]:
     """Ingest Beacon layers ({source: tasks}) into their tables, then one quarantine and
-    ingest_log rewrite for all of them, and `fwd_map`/`ost_map` for every date written.
+    ingest_log rewrite for all of them (or hand them to `ledger`), and `fwd_map`/`ost_map`
+    for every date written.
 
     Quarantine and log rows go to `date` (today when None), as for the other sources.
     """
@@ -291,8 +293,12 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
         part = _parse_layer(spark, site, source, tasks)
         dates |= set(writer.write_tables(wh, part.tables))
         parts.append(writer.finished(part))
-    writer.write_quarantine(wh, [p.quarantined for p in parts], qdate, list(plan), now)
-    writer.write_log(wh, [p.stats for p in parts], qdate, now)
+    if ledger is not None:
+        for p in parts:
+            ledger.add(p.source, [p.quarantined], [p.stats])
+    else:
+        writer.write_quarantine(wh, [p.quarantined for p in parts], qdate, list(plan), now)
+        writer.write_log(wh, [p.stats for p in parts], qdate, now)
     writer.write_tables(wh, beacon_maps.map_tables(site, dates | ({date} if date else set())))
     return [p.stats for p in parts]
 
@@ -343,24 +349,25 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
 
 def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,
                      files: list[Path], date: dt.date | None, primary: set[Path] | None = None,
-                     tz: str | None = None) -> ParseStats:
+                     tz: str | None = None, ledger: writer.Ledger | None = None) -> ParseStats:
     """`scheduler_result` written: `app_run`, this source's quarantine and ingest_log rows
-    of `date` (today when None)."""
+    of `date` (today when None; or handed to `ledger`)."""
     del spark
     part = scheduler_result(site, source, files, date, primary, tz)
-    return writer.write_ingest(wh, source, [part], date)
+    return writer.write_ingest(wh, source, [part], date, ledger=ledger)
 
 
 def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
-                  inputs: list[str], date: dt.date | None = None, tz: str | None = None
-                  ) -> ParseStats:
+                  inputs: list[str], date: dt.date | None = None, tz: str | None = None,
+                  ledger: writer.Ledger | None = None) -> ParseStats:
     """Ingest one source from files or directories (or a database URI for LMT); returns the
-    line accounting. `tz` overrides the site's zone for sources with local times."""
+    line accounting. `tz` overrides the site's zone for sources with local times; with
+    `ledger`, the quarantine and ingest_log rows are left to it (one write per run)."""
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
     if source in TOKIO:
         return writer.write_ingest(wh, source, TOKIO[source].read_inputs(site, inputs, date, tz),
-                                   date)
+                                   date, ledger=ledger)
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")
@@ -368,10 +375,10 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
         tasks = beacon_tasks(files, date)
         if not tasks:
             raise IngestError(f"no {source} files for {date} under {' '.join(inputs)}")
-        return ingest_beacon(spark, wh, site, {source: tasks}, date)[0]
+        return ingest_beacon(spark, wh, site, {source: tasks}, date, ledger)[0]
     if source == "lustre":
-        return ingest_lustre(spark, wh, site, files, writer.ingest_day(date))
-    return ingest_scheduler(spark, wh, site, source, files, date, tz=tz)
+        return ingest_lustre(spark, wh, site, files, writer.ingest_day(date), ledger)
+    return ingest_scheduler(spark, wh, site, source, files, date, tz=tz, ledger=ledger)
 
 
 def _day_files(folder: Path, day: dt.date, fmt: Callable[[dt.date], str]) -> list[Path]:
@@ -382,16 +389,19 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
                ) -> list[ParseStats]:
     """Everything under a simulator/collector folder for one date (and the next day's
     first captures, which close the date's last window); Beacon layers
-    `beacon/<layer>/*/<date>.log[.gz]` with the previous day's files as delta seeds."""
+    `beacon/<layer>/*/<date>.log[.gz]` with the previous day's files as delta seeds. The
+    quarantine and ingest_log rows of every source are written once, at the end."""
     raw = Path(raw)
     if not raw.is_dir():
         raise IngestError(f"no such raw folder: {raw}")
     day = lambda d: d.isoformat()  # noqa: E731
     nxt, prev = date + dt.timedelta(days=1), date - dt.timedelta(days=1)
     out = []
+    ledger = writer.Ledger()
     lustre = _day_files(raw / "lustre", date, day) + _day_files(raw / "lustre", nxt, day)
     if lustre:
-        out.append(ingest_source(spark, wh, site, "lustre", [str(p) for p in lustre], date))
+        out.append(ingest_source(spark, wh, site, "lustre", [str(p) for p in lustre], date,
+                                 ledger=ledger))
     plan = [("pbs", raw / "pbs", lambda d: d.strftime("%Y%m%d")), ("alps", raw / "alps", day),
             ("slurm", raw / "slurm", day), ("beacon-job", raw / "beacon" / "jobs", day)]
     for source, folder, fmt in plan:
@@ -399,22 +409,24 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         if not main:
             continue
         ctx = _day_files(folder, prev, fmt) + main + _day_files(folder, nxt, fmt)
-        out.append(ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main)))
+        out.append(ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main),
+                                    ledger=ledger))
     layers = {}
     for layer in BEACON:
         main = _day_files(raw / "beacon" / layer, date, day)
         if main:
             layers[layer] = beacon_tasks(main, date)
     if layers:
-        out += ingest_beacon(spark, wh, site, layers, date)
-    out += _ingest_tokio_raw(spark, wh, site, raw, date)
+        out += ingest_beacon(spark, wh, site, layers, date, ledger)
+    out += _ingest_tokio_raw(spark, wh, site, raw, date, ledger)
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
+    ledger.write(wh, date)
     return out
 
 
 def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,
-                      date: dt.date) -> list[ParseStats]:
+                      date: dt.date, ledger: writer.Ledger) -> list[ParseStats]:
     """TOKIO sources of a raw folder for `date`: `lmt/<fs>/<date>.sqlite3`,
     `lfs-df/<date>*`, `lctl-dl/<date>*` and a Darshan repository day `darshan/YYYY/M/D/`."""
     out = []
@@ -422,8 +434,10 @@ def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,
                            ("lctl-dl", raw / "lctl-dl")):
         files = _day_files(folder, date, lambda d: d.isoformat())
         if files:
-            out.append(ingest_source(spark, wh, site, source, [str(f) for f in files], date))
+            out.append(ingest_source(spark, wh, site, source, [str(f) for f in files], date,
+                                     ledger=ledger))
     logs = raw / "darshan" / str(date.year) / str(date.month) / str(date.day)
     if logs.is_dir() and any(logs.iterdir()):
-        out.append(ingest_source(spark, wh, site, "darshan", [str(logs)], date))
+        out.append(ingest_source(spark, wh, site, "darshan", [str(logs)], date,
+                                 ledger=ledger))
     return out

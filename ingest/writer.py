@@ -172,12 +172,39 @@ def finished(part: IngestResult) -> IngestResult:
     return IngestResult(stats, part.tables, quarantined)
 
 
+class Ledger:
+    """The quarantine and ingest_log rows of several sources, written together at the end
+    of one ingest run (`lassi ingest --raw`): one rewrite of each table per run, not one
+    per source. A run killed before `write` leaves the tables written and the old
+    quarantine and log rows; the rerun writes them all again."""
+
+    def __init__(self) -> None:
+        self.sources: list[str] = []
+        self.quarantined: list[Any] = []
+        self.stats: list[ParseStats] = []
+
+    def add(self, source: str, quarantined: list[Any], stats: list[ParseStats]) -> None:
+        self.sources.append(source)
+        self.quarantined += quarantined
+        self.stats += stats
+
+    def write(self, wh: Warehouse, date: dt.date | None) -> None:
+        """Replace these sources' quarantine and ingest_log rows of `date` (today: None)."""
+        if not self.sources:
+            return
+        day, now = ingest_day(date), utc_now()
+        write_quarantine(wh, self.quarantined, day, list(dict.fromkeys(self.sources)), now)
+        write_log(wh, self.stats, day, now)
+
+
 # --- one source's ingest -------------------------------------------------------------------------
 def write_ingest(wh: Warehouse, source: str, parts: Iterable[IngestResult],
-                 date: dt.date | None, log: bool = True) -> ParseStats:
+                 date: dt.date | None, log: bool = True, ledger: Ledger | None = None
+                 ) -> ParseStats:
     """Write one source's results: each part's tables as it comes (a connector yields one
     part per input), then the source's quarantine rows and (with `log`) its ingest_log row
-    of `date` (today when None). Returns the summed accounting."""
+    of `date` (today when None), or hand those to `ledger`. Returns the summed
+    accounting."""
     total = ParseStats(source)
     quarantined = []
     for part in parts:
@@ -185,6 +212,9 @@ def write_ingest(wh: Warehouse, source: str, parts: Iterable[IngestResult],
         part = finished(part)
         quarantined.append(part.quarantined)
         total.add(part.stats)
+    if ledger is not None:
+        ledger.add(source, quarantined, [total] if log else [])
+        return total
     day, now = ingest_day(date), utc_now()
     write_quarantine(wh, quarantined, day, [source], now)
     if log:

@@ -209,7 +209,7 @@ def test_simulated_day(tmp_path, site):
 
     from lassi.sim.runner import simulate
 
-    tl = load_site("taihulight", nodes=16)
+    tl = load_site("taihulight", nodes=8)
     simulate(tl, D, 2, 5, tmp_path / "raw", traced_fraction=0.0, tokio=False)
     SLOW_LINES.clear()
     n = 0

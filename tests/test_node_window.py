@@ -32,6 +32,11 @@ def day(spark, tmp_path_factory):
 def test_ingest_conserves_lines(day):
     _, wh, truth, stats = day
     assert all(s.conserved and s.lines_quarantined == 0 for s in stats)
+    # one ingest_log row per source, written once at the end of the run (writer.Ledger)
+    log = {r["source"]: (r["lines_read"], r["rows"]) for r in wh.read("ingest_log", [DATE])
+           .collect()}
+    assert log == {s.source: (s.lines_read, s.rows) for s in stats}
+    assert {"lustre", "pbs", "alps"} <= set(log)
     runs = wh.read("app_run", [DATE])
     started = sum(1 for r in truth["runs"] if r["start"].startswith(DATE.isoformat()))
     assert runs.filter(F.col("source") == "alps").count() == started
@@ -57,10 +62,10 @@ def test_node_window_hours_equal_truth(day):
 
 @pytest.fixture(scope="module")
 def metrics(day):
-    from lassi.pipeline.daily import run_daily
+    from lassi.pipeline.daily import FAMILIES, run_daily
 
     site, wh, truth, _ = day
-    list(run_daily(wh, site, DATE))
+    list(run_daily(wh, site, DATE, FAMILIES["risk"]))        # the LASSi stages these test
     return site, wh, truth
 
 

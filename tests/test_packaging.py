@@ -1,5 +1,6 @@
 """The wheel is the product: build it, install it into a fresh virtualenv outside the clone,
-and run `lassi simulate` -> `lassi ingest` -> `lassi run daily` from it.
+and run `lassi simulate` -> `lassi ingest` from it (tests/test_cluster.py runs the daily
+stages from the same wheel, on a Spark cluster).
 
 The virtualenv gets its dependencies (pyspark, pandas, ...) from this interpreter's
 site-packages through a `.pth` file that lists those directories. A plain path line in a
@@ -129,8 +130,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_installed_wheel_runs_a_simulated_day(wheel, tmp_path):
-    """From the installed wheel alone, in a folder outside the clone: simulate, ingest and
-    the first daily stages of a 4-node ARCHER day write their tables."""
+    """From the installed wheel alone, in a folder outside the clone: simulate and ingest
+    a 4-node ARCHER day into its raw tables."""
     venv = _venv(tmp_path / "venv", wheel)
     work = tmp_path / "work"
     work.mkdir()
@@ -164,10 +165,7 @@ def test_installed_wheel_runs_a_simulated_day(wheel, tmp_path):
     assert out.startswith("simulated ") and (raw / "truth.json").is_file()
     out = run(lassi, "ingest", "--raw", raw, "--date", DATE.isoformat(), *common)
     assert "lustre" in out
-    out = run(lassi, "run", "daily", "--date", DATE.isoformat(), "--stage", "node_window",
-              "--stage", "app_hour", *common)
-    assert out.splitlines()[0].startswith("node_window: ")
-    for table in ("raw_lustre_stats", "app_run", "node_window", "app_hour"):
+    for table in ("raw_lustre_stats", "app_run"):    # the daily stages: tests/test_cluster.py
         part = wh / table / f"date={DATE.isoformat()}"
         assert part.is_dir() and any(part.rglob("*.parquet")), table
     # a failure is still one line from the installed command (refused before Spark starts)
