@@ -11,7 +11,12 @@ printed: wall seconds, lines read, lines/s, and lines/s per core (wall x the cor
 had: `local[2]` here). CPU seconds of the JVM and workers are not split per source; the
 wall figure is the conservative one.
 
-Usage: python bench/ingest_rates.py [--archer-nodes 256] [--tl-nodes 64] [--fresh]
+Each site is measured at two sizes (ARCHER 256 and 1,024 nodes, TaihuLight 64 and 256):
+the larger day's figures, and the marginal rate between the two (extra lines / extra
+seconds: the per-line cost without an ingest's fixed cost).
+
+Usage: python bench/ingest_rates.py [--archer-nodes 256] [--tl-nodes 64] [--archer-big 1024]
+                                    [--tl-big 256] [--sources lustre,ost] [--fresh]
 """
 
 from __future__ import annotations
@@ -29,6 +34,12 @@ CACHE = HERE / "cache" / "ingest"
 TARGET = 250_000            # lines/s per core, end to end (issue #15)
 CORES = 2
 DATE = {"archer": dt.date(2017, 10, 10), "taihulight": dt.date(2018, 2, 25)}
+# warm lines/s per core of the first measurement (session 13, same days, same machine)
+BEFORE = {"archer/lustre": 82192, "archer/pbs": 802, "archer/alps": 907, "archer/lfs-df": 737,
+          "archer/lctl-dl": 731, "taihulight/beacon-job": 381, "taihulight/lfs-df": 49,
+          "taihulight/lctl-dl": 50, "taihulight/lwfs-client": 31823,
+          "taihulight/lwfs-server": 11097, "taihulight/lustre-client": 14531,
+          "taihulight/ost": 18442, "taihulight/mds": 8637}
 
 
 def raw_day(site_name: str, nodes: int, fresh: bool) -> Path:
@@ -84,10 +95,21 @@ def measure(spark, site, source: str, inputs: list[str], date: dt.date, scratch:
     return out
 
 
+def _marginal(small: dict, big: dict) -> int | None:
+    """Lines/s per core of the extra lines of the larger day (warm): the per-line cost
+    without the fixed cost of an ingest (Spark jobs, writes)."""
+    dl = big["warm"]["lines"] - small["warm"]["lines"]
+    dt_ = big["warm"]["wall_s"] - small["warm"]["wall_s"]
+    return round(dl / dt_ / CORES) if dl > 0 and dt_ > 0 else None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--archer-nodes", type=int, default=256)
     ap.add_argument("--tl-nodes", type=int, default=64)
+    ap.add_argument("--archer-big", type=int, default=1024,
+                    help="a larger day: the marginal rate between the two (0: none)")
+    ap.add_argument("--tl-big", type=int, default=256)
     ap.add_argument("--fresh", action="store_true", help="simulate the days again")
     ap.add_argument("--sources", help="comma-separated sources to measure (default: all)")
     args = ap.parse_args(argv)
@@ -96,26 +118,52 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = get_spark("lassi bench ingest", master=f"local[{CORES}]")
     results = {}
-    print(f"{'source':<14} {'files':>5} {'lines':>11} {'cold s':>7} {'warm s':>7} "
-          f"{'lines/s':>10} {'per core':>10}  target {TARGET:,}/core", flush=True)
-    for site_name, nodes in (("archer", args.archer_nodes), ("taihulight", args.tl_nodes)):
-        site = load_site(site_name, nodes=nodes)
-        raw = raw_day(site_name, nodes, args.fresh)
-        for source, inputs in source_inputs(site_name, raw).items():
-            if args.sources and source not in args.sources.split(","):
-                continue
-            m = measure(spark, site, source, inputs, DATE[site_name],
-                        CACHE / "scratch-warehouse")
-            w = m["warm"]
-            ok = "PASS" if w["per_core"] >= TARGET else "FAIL"
-            print(f"{source:<14} {len(inputs):>5} {w['lines']:>11,} {m['cold']['wall_s']:>7.1f} "
-                  f"{w['wall_s']:>7.1f} {w['lines_per_s']:>10,} {w['per_core']:>10,}  {ok}",
-                  flush=True)
-            results[f"{site_name}/{source}"] = {"files": len(inputs), **m, "pass": ok == "PASS"}
+    print(f"{'source':<14} {'nodes':>5} {'files':>5} {'lines':>11} {'cold s':>7} {'warm s':>7} "
+          f"{'lines/s':>10} {'per core':>10} {'marginal':>10}  target {TARGET:,}/core",
+          flush=True)
+    for site_name, sizes in (("archer", (args.archer_nodes, args.archer_big)),
+                             ("taihulight", (args.tl_nodes, args.tl_big))):
+        for nodes in (n for n in sizes if n):
+            site = load_site(site_name, nodes=nodes)
+            raw = raw_day(site_name, nodes, args.fresh)
+            for source, inputs in source_inputs(site_name, raw).items():
+                if args.sources and source not in args.sources.split(","):
+                    continue
+                m = measure(spark, site, source, inputs, DATE[site_name],
+                            CACHE / "scratch-warehouse")
+                key = f"{site_name}/{source}"
+                prev = results.get(key)
+                marginal = _marginal(prev, m) if prev else None
+                w = m["warm"]
+                ok = "PASS" if w["per_core"] >= TARGET else "FAIL"   # end to end only
+                print(f"{source:<14} {nodes:>5} {len(inputs):>5} {w['lines']:>11,} "
+                      f"{m['cold']['wall_s']:>7.1f} {w['wall_s']:>7.1f} {w['lines_per_s']:>10,} "
+                      f"{w['per_core']:>10,} {marginal or '':>10}  {ok}", flush=True)
+                results[key] = {"nodes": nodes, "files": len(inputs), **m,
+                                "marginal_per_core": marginal, "pass": ok == "PASS",
+                                **({"smaller": prev} if prev else {})}
     shutil.rmtree(CACHE / "scratch-warehouse", ignore_errors=True)
+    if args.sources:                  # a partial run updates its sources only
+        old = HERE / "ingest_results.json"
+        results = {**(json.loads(old.read_text()) if old.exists() else {}), **results}
     (HERE / "ingest_results.json").write_text(json.dumps(results, indent=1))
-    print(f"figures: {HERE / 'ingest_results.json'}")
+    _summarise(results)
+    print(f"figures: {HERE / 'ingest_results.json'} (summary in bench/results.json)")
     return 0
+
+
+def _summarise(results: dict) -> None:
+    """The warm lines/s per core of every source into bench/results.json (`ingest_rates`),
+    beside the figures of the first measurement (`before`, session 13)."""
+    path = HERE / "results.json"
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    entry = doc.setdefault("ingest_rates", {"target_per_core": TARGET})
+    entry.setdefault("before", BEFORE)
+    entry["after"] = {k: v["warm"]["per_core"] for k, v in results.items()}
+    entry["after_wall_s"] = {k: v["warm"]["wall_s"] for k, v in results.items()}
+    entry["marginal"] = {k: v["marginal_per_core"] for k, v in results.items()
+                         if v.get("marginal_per_core")}
+    path.write_text(json.dumps(doc, indent=1))
 
 
 if __name__ == "__main__":
