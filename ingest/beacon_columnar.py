@@ -1,14 +1,17 @@
-"""Beacon's OST and Lustre-client layers, columnar: `beacon_layers.parse_ost` and
-`parse_lustre_client` with Arrow parsing and numpy deltas, the same rows.
+"""Beacon's counter layers, columnar: `ost`, `lustre-client`, `mds` and `lwfs-server` with
+Arrow parsing and numpy deltas, the same rows as their line parsers
+(`beacon_layers.parse_ost`, `parse_lustre_client`, `parse_mds`, `lwfs_server.parse_file`).
 
-Lines in the strict grammar (printable ASCII fields one space apart, a UTC time Arrow reads
-as Python does, an OST name, counters of at most 18 digits, on the file's day) are parsed
-as Arrow arrays; every other line goes through the layer's line parser, which also gives
-the quarantine reason. The samples of both are then put in line order and the deltas of
-`beacon_layers.apply_deltas` computed for the whole file at once (`series_deltas`): per
-series in time order (line order for equal times), the previous day's last sample as
-seed, resets, and the first-sample / newborn-series rule. A file that cannot be read to its
-end goes through the line parser as a whole.
+Each layer is a `Layout`. Lines in its strict grammar (for `ost`/`lustre-client`:
+printable ASCII fields one space apart, a UTC time Arrow reads as Python does, an OST name,
+counters of at most 18 digits, on the file's day; for `mds`: every op once in
+BEACON_MDS_OPS order; for `lwfs-server`: the real sample's exact spacing and a local time
+that agrees with the UTC time) are parsed as Arrow arrays; every other line goes through the
+layer's line parser, which also gives the quarantine reason. The samples of both are put
+in line order and the deltas of `beacon_layers.apply_deltas` computed for the whole file at
+once (`series_deltas`): per series in time order (line order for equal times), the previous
+day's last sample as seed, resets, the first-sample / newborn-series rule. A file that
+cannot be read to its end goes through the layer's whole-file parser.
 """
 
 from __future__ import annotations
@@ -56,8 +59,10 @@ GAP_US = int(bl.NEWBORN_GAP_S * 1_000_000)
 
 @dataclass(frozen=True)
 class Layout:
-    """One layer's line: field counts, which fields key a series, which are counters
-    (`values`, a reset of one resets all) and the optional counter kept apart (`aux`)."""
+    """One layer: its fixed-field grammar (`fields`, `names`) or its own (`fast`,
+    `finish`), which columns key a series, which are counters (`values` or the items of
+    `values_list`; a reset of one resets all), the optional counter kept apart (`aux`) and
+    where the deltas go."""
 
     source: str
     table: str
