@@ -391,9 +391,9 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
     keys = pc.unique(_key_text(lay, samples))
     s = _series(lay, samples, keys)
     seed = _seed(lay, prev, site, keys, stats)
-    delta, has, interval, reset, aux_d, aux_ok = (
-        _scatter(a, at, n) for a in series_deltas(s, seed, stats, lay.newborn))
-    interval = _scatter(interval[at], at, n, np.nan)
+    found = series_deltas(s, seed, stats, lay.newborn)      # per sample; rows that are no
+    delta, has, interval, reset, aux_d, aux_ok = (           # sample get none
+        _scatter(a, at, n, np.nan if i == 2 else 0) for i, a in enumerate(found))
     cols = {c: base.column(c) for c in schema.names}
     for j, c in enumerate(lay.deltas):
         cols[c] = pa.array(delta[:, j], pa.int64(), mask=~has)
