@@ -138,7 +138,12 @@ def quarantine_frame(spark: SparkSession, parts: Iterable[Any], date: dt.date,
 
 def write_quarantine(wh: Warehouse, parts: Iterable[Any], date: dt.date, sources: list[str],
                      now: dt.datetime | None = None) -> None:
-    """Replace the quarantine rows of `sources` on `date` by these (see `quarantine_frame`)."""
+    """Replace the quarantine rows of `sources` on `date` by these (see `quarantine_frame`).
+    Nothing quarantined and no quarantine yet on `date`: nothing to replace, no Spark job."""
+    parts = list(parts)
+    if all(isinstance(p, (list, tuple)) and not p for p in parts) \
+            and not wh.has("quarantine", date):
+        return
     df = quarantine_frame(wh.spark, parts, date, now or utc_now())
     wh.replace_rows(df, "quarantine", [date], _where(SourceRows(tuple(sources))))
 

@@ -152,3 +152,25 @@ def test_lustre_ingest_writes_rows_quarantine_and_log_in_one_pass(spark, warehou
         sorted((w.line_no, w.raw, w.reason) for w in want) and len(want) == 2
     log = warehouse.read("ingest_log", [DATE]).collect()
     assert [(r["lines_read"], r["lines_quarantined"]) for r in log] == [(8, 2)]
+
+
+def test_clean_rerun_clears_the_quarantine_and_a_clean_day_writes_none(spark, warehouse,
+                                                                         tmp_path):
+    """A clean ingest on a day without quarantine starts no quarantine write; a clean
+    rerun of a day that had bad lines removes them."""
+    from lassi.ingest.runner import ingest_source
+
+    site = load_site("archer", nodes=8)
+    f = tmp_path / "in" / "oss1" / "2017-10-10.txt"       # not beside the warehouse
+    f.parent.mkdir(parents=True)
+    good = "obdfilter.fs2-OST0000.stats=\nsnapshot_time 1507593600.5 secs.usecs\n" \
+           "read_bytes 3 samples [bytes] 1 4096 8192\n"
+    f.write_text(good)
+    ingest_source(spark, warehouse, site, "lustre", [str(tmp_path / "in")], DATE)
+    assert not warehouse.has("quarantine", DATE) and warehouse.has("ingest_log", DATE)
+    f.write_text(good + "bad line\n")
+    ingest_source(spark, warehouse, site, "lustre", [str(tmp_path / "in")], DATE)
+    assert warehouse.read("quarantine", [DATE]).count() == 1
+    f.write_text(good)
+    ingest_source(spark, warehouse, site, "lustre", [str(tmp_path / "in")], DATE)
+    assert warehouse.read("quarantine", [DATE]).count() == 0
