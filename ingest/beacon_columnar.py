@@ -257,15 +257,15 @@ def _seed_of(lay: Layout, seed: bl.Seed | None, keys: pa.Array) -> Series:
     index = {k: i for i, k in enumerate(keys.to_pylist())}
     last = list(seed.last.items()) if seed else []
     ids = np.array([index.get("\x1f".join(k), -1) for k, _ in last], np.int64)
-    ts = np.array([int(bl_us(v[0])) for _, v in last], np.int64)
+    ts = np.array([int(_us(v[0])) for _, v in last], np.int64)
     vals = np.array([v[1] for _, v in last], np.int64).reshape(len(last), len(lay.deltas))
     aux = np.array([v[2][0] if v[2] else 0 for _, v in last], np.int64)
     ok = np.array([bool(v[2]) for _, v in last], bool)
-    host = bl_us(seed.host_ts) if seed and seed.host_ts else None
+    host = _us(seed.host_ts) if seed and seed.host_ts else None
     return Series(ids, ts, vals, aux, ok, host)
 
 
-def bl_us(t) -> int:
+def _us(t: datetime) -> int:
     """Epoch microseconds of a naive UTC datetime."""
     return int((t - _EPOCH) // _US)
 
@@ -472,7 +472,7 @@ def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
                          int(v[17:19]))
         except (ValueError, TypeError):
             continue
-        us[i], valid[i] = bl_us(t), True
+        us[i], valid[i] = _us(t), True
         for fold in (0, 1):
             offs[i, fold] = (t.replace(fold=fold, tzinfo=tz).utcoffset() or timedelta(0)) // _US
     idx = enc.indices.to_numpy(zero_copy_only=False)

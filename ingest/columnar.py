@@ -61,17 +61,19 @@ def line_blocks(path: str | Path) -> Iterator[pa.StringArray]:
 
 
 class Fields:
-    """A block of lines split at single spaces: `field(i)` is the i-th field of every line
-    (null where a line has fewer), `n` the field counts."""
+    """A block of lines split at single spaces (`runs`: at runs of whitespace, for grammars
+    that allow no leading or trailing space): `field(i)` is the i-th field of every line,
+    `i` a number or one position per line (null where a line has fewer), `n` the field
+    counts."""
 
-    def __init__(self, lines: pa.StringArray) -> None:
+    def __init__(self, lines: pa.StringArray, runs: bool = False) -> None:
         self.lines = lines
-        lists = pc.split_pattern(lines, " ")
+        lists = pc.ascii_split_whitespace(lines) if runs else pc.split_pattern(lines, " ")
         self.n = pc.list_value_length(lists)
         self._flat = lists.flatten()
         self._start = lists.offsets.slice(0, len(lists))
 
-    def field(self, i: int) -> pa.Array:
+    def field(self, i: int | pa.Array) -> pa.Array:
         idx = pc.if_else(pc.greater(self.n, i), pc.add(self._start, i),
                          pa.scalar(None, self._start.type))
         return pc.take(self._flat, idx)

@@ -25,7 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import lustre_stats
-from lassi.ingest.columnar import NotFast, line_blocks, matches, row_schema, rows_table, when
+from lassi.ingest.columnar import (
+    Fields,
+    NotFast,
+    line_blocks,
+    matches,
+    row_schema,
+    rows_table,
+    when,
+)
 from lassi.ingest.nid import nid_to_node
 
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -75,22 +83,6 @@ def _micros(values: pa.Array, units: pa.Array) -> pa.Array:
     return pc.add(pc.multiply(secs, 1_000_000), usec)
 
 
-class _Fields:
-    """Lines split at runs of spaces: `at(pos)` is the field at a constant or per-line
-    position (null where a line has fewer fields)."""
-
-    def __init__(self, lines: pa.StringArray) -> None:
-        lists = pc.ascii_split_whitespace(lines)   # = runs of spaces: the grammar has no other
-        self.n = pc.list_value_length(lists)
-        self.flat = lists.flatten()
-        self.starts = lists.offsets.slice(0, len(lists))
-
-    def at(self, pos) -> pa.Array:
-        idx = when(pc.greater(self.n, pos), pc.add(self.starts, pos),
-                   pa.scalar(None, self.starts.type))
-        return pc.take(self.flat, idx)
-
-
 def _carry(values: pa.Array) -> pa.Array:
     """Each line's most recent value at or above it (forward fill)."""
     return pc.fill_null_forward(values)
@@ -99,11 +91,6 @@ def _carry(values: pa.Array) -> pa.Array:
 def _count(mask: pa.Array) -> pa.Array:
     """Running count of True values (inclusive)."""
     return pc.cumulative_sum(pc.cast(mask, pa.int64()))
-
-
-def _repeat(value: str | None, n: int) -> pa.Array:
-    """A string column of n times `value`."""
-    return pc.take(pa.array([value], pa.string()), pa.array(np.zeros(n, np.int32)))
 
 
 def _first_of_each(seg: pa.Array, name: pa.Array) -> pa.Array | None:
@@ -142,9 +129,9 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
         raise NotFast("a counter or start_time before its block's snapshot_time")
 
     timed = pc.or_(is_snap, is_start)
-    tf = _Fields(pc.filter(lines, timed))
+    tf = Fields(pc.filter(lines, timed), runs=True)
     at_time = pc.replace_with_mask(pa.nulls(len(lines), pa.int64()), timed,
-                                   _micros(tf.at(1), tf.at(2)))
+                                   _micros(tf.field(1), tf.field(2)))
     snapshot = _carry(when(is_snap, at_time, _NONE_I64))
     # start_time holds from its line to the next snapshot or header (-1: none yet)
     start = _carry(when(is_start, at_time, when(pc.or_(is_snap, is_hdr), -1, _NONE_I64)))
@@ -161,16 +148,16 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
 
     rows = pc.indices_nonzero(is_ctr)
     hdr_of = pc.take(pc.subtract(_count(is_hdr), 1), rows)
-    f = _Fields(pc.take(lines, rows))
-    name = f.at(0)
+    f = Fields(pc.take(lines, rows), runs=True)
+    name = f.field(0)
     first = _first_of_each(pc.take(_count(pc.or_(is_hdr, is_snap)), rows), name)
     dups = 0
     if first is not None:
         dups = len(rows) - len(first)
         rows, hdr_of, name = (pc.take(a, first) for a in (rows, hdr_of, name))
-        f = _Fields(pc.take(lines, rows))
+        f = Fields(pc.take(lines, rows), runs=True)
 
-    f3 = f.at(3)
+    f3 = f.field(3)
     has_unit = pc.fill_null(pc.starts_with(f3, "["), False)
     unit = pc.utf8_slice_codeunits(f3, 1, -1)
     unit = when(has_unit, when(pc.equal(unit, "regs"), "reqs", unit),
@@ -178,7 +165,7 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
     i = pc.add(pc.cast(has_unit, pa.int32()), 3)      # where min max sum [sumsq] begin
     m = len(rows)
     out = pa.Table.from_arrays([
-        _repeat(server, m),
+        pa.repeat(pa.scalar(server, pa.string()), m),
         pc.take(h_target, hdr_of),
         pc.take(h_fs, hdr_of),
         pc.take(h_kind, hdr_of),
@@ -187,14 +174,14 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
         pa.nulls(m, pa.string()),
         pc.take(snapshot, rows),
         name,
-        pc.cast(f.at(1), pa.int64()),
+        pc.cast(f.field(1), pa.int64()),
         unit,
-        pc.cast(f.at(i), pa.int64()),
-        pc.cast(f.at(pc.add(i, 1)), pa.int64()),
-        pc.cast(f.at(pc.add(i, 2)), pa.int64()),
-        pc.cast(f.at(pc.add(i, 3)), pa.float64()),
+        pc.cast(f.field(i), pa.int64()),
+        pc.cast(f.field(pc.add(i, 1)), pa.int64()),
+        pc.cast(f.field(pc.add(i, 2)), pa.int64()),
+        pc.cast(f.field(pc.add(i, 3)), pa.float64()),
         pc.take(start, rows),
-        _repeat(file, m),
+        pa.repeat(pa.scalar(file, pa.string()), m),
     ], schema=schema)
     return out, dups
 
