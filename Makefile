@@ -50,16 +50,19 @@ demo: java venv
 # start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
+	$(VENV)/bin/lassi jvm-archive --if-missing   # the tests' JVMs start faster (lassi.core.jvm_archive)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
-# LASSi day (bench/run.py), then Beacon trace compression (BEACON_BENCH_ARGS=--quick: ~70 s)
+# dense ARCHER days (bench/run.py), Beacon trace compression (BEACON_BENCH_ARGS=--quick:
+# ~70 s), ingest rates per source, TaihuLight days with full traces (bench/taihulight_day.py)
 BENCH_ARGS ?=
 BEACON_BENCH_ARGS ?=
 bench: java venv
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/beacon_compress.py $(BEACON_BENCH_ARGS)
 	$(PY) bench/ingest_rates.py
+	$(PY) bench/taihulight_day.py
 
 lint: venv
 	$(VENV)/bin/ruff check .

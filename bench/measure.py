@@ -13,11 +13,23 @@ ever waited for), so each phase runs under this fresh process instead, which rep
 * `cpu_s`: CPU seconds (user + system) of the tree, summed over every process seen while
   polling (what it used until its last poll). On a shared, overloaded machine this is the
   less noisy figure: wall time grows with the load, CPU time much less.
+* `rss_by_role_mib`: the same peak per role: `python_driver` (the command's own Python and
+  shell processes), `jvm` (the Spark JVM: the driver, and in local mode the executors
+  too) and `python_workers` (pyspark.daemon / worker processes of the executors). The
+  driver figure the issue bounds (<= 2 GB whatever the size) is `python_driver`; `jvm`
+  shows that the JVM's use stays flat too.
 * `max_child_maxrss_mib`: `ru_maxrss` of RUSAGE_CHILDREN after the command ended, i.e.
   the largest single descendant's peak as the kernel saw it (only descendants that were
   waited for; a JVM orphaned at exit is not counted), as a cross-check.
 
-The command's stdout/stderr pass through; the exit status is the command's.
+* `marks` and `series`, for figures per stage inside the phase: the time (s from the
+  start) of each stdout line (at most MAX_MARKS, 160 characters each) and, every
+  SERIES_S, the tree's CPU seconds so far and RSS per role. bench/run.py turns them into
+  wall time, CPU time and peak memory per stage (the stage lines of `lassi run daily`
+  say how long each stage took; an ingest summary line closes its source).
+
+The command's stdout passes through (read line by line to time it); stderr passes
+through untouched; the exit status is the command's.
 """
 
 from __future__ import annotations
@@ -26,25 +38,55 @@ import json
 import resource
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import psutil
 
 POLL_S = 0.1
+SERIES_S = 0.5
+MAX_MARKS = 2000
 
 
-def poll(proc: psutil.Process, cpu: dict[int, float]) -> int:
-    """Summed RSS (bytes) of `proc` and all its descendants (vanished ones count as 0);
-    records each one's CPU seconds so far in `cpu` (pid -> user + system)."""
-    total = 0
+ROLES = ("python_driver", "jvm", "python_workers")
+
+
+_ROLE: dict[int, str] = {}   # pid -> role, fixed at first sight (an exiting process may
+                             # lose its command line and look like something else)
+
+
+def role(p: psutil.Process) -> str:
+    """Which part of a Spark command `p` is (see ROLES)."""
+    if p.pid in _ROLE:
+        return _ROLE[p.pid]
+    cmd = p.cmdline()
+    if not cmd:
+        return "python_driver"          # not classified yet: look again at the next poll
+    text = " ".join(cmd)
+    if p.name().startswith("java") or Path(cmd[0]).name == "java":
+        _ROLE[p.pid] = "jvm"
+    elif "pyspark.daemon" in text or "pyspark.worker" in text:
+        _ROLE[p.pid] = "python_workers"
+    elif Path(cmd[0]).name in ("bash", "sh"):   # spark-submit's scripts exec into java
+        return "python_driver"
+    else:
+        _ROLE[p.pid] = "python_driver"
+    return _ROLE[p.pid]
+
+
+def poll(proc: psutil.Process, cpu: dict[int, float]) -> dict[str, int]:
+    """Summed RSS (bytes) per role of `proc` and all its descendants (vanished ones count
+    as 0); records each one's CPU seconds so far in `cpu` (pid -> user + system)."""
+    total = dict.fromkeys(ROLES, 0)
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.Error:
-        return 0
+        return total
     for p in procs:
         try:
             with p.oneshot():
-                total += p.memory_info().rss
+                total[role(p)] += p.memory_info().rss
                 t = p.cpu_times()
             cpu[p.pid] = max(cpu.get(p.pid, 0.0), t.user + t.system)
         except psutil.Error:
@@ -52,25 +94,48 @@ def poll(proc: psutil.Process, cpu: dict[int, float]) -> int:
     return total
 
 
+def _pass_through(stream, t0: float, marks: list[tuple[float, str]]) -> None:
+    """Copy the child's stdout to ours, noting when each line arrived."""
+    for line in stream:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        if len(marks) < MAX_MARKS and line.strip():
+            marks.append((round(time.perf_counter() - t0, 2), line.rstrip()[:160]))
+
+
 def main() -> int:
     if len(sys.argv) < 4 or sys.argv[2] != "--":
         sys.exit("usage: measure.py OUT.json -- CMD [ARG ...]")
     out, cmd = sys.argv[1], sys.argv[3:]
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd)
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, errors="replace")
+    marks: list[tuple[float, str]] = []
+    reader = threading.Thread(target=_pass_through, args=(child.stdout, t0, marks), daemon=True)
+    reader.start()
     ps = psutil.Process(child.pid)
     peak = 0
+    peaks = dict.fromkeys(ROLES, 0)
     cpu: dict[int, float] = {}
+    series: list[list] = []
     while child.poll() is None:
-        peak = max(peak, poll(ps, cpu))
+        rss = poll(ps, cpu)
+        peak = max(peak, sum(rss.values()))
+        peaks = {k: max(v, rss[k]) for k, v in peaks.items()}
+        now = time.perf_counter() - t0
+        if not series or now - series[-1][0] >= SERIES_S:
+            series.append([round(now, 2), round(sum(cpu.values()), 2),
+                           *(round(rss[k] / 2**20, 1) for k in ROLES)])
         time.sleep(POLL_S)
     wall = time.perf_counter() - t0
+    reader.join(timeout=5)
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = {"cmd": cmd, "rc": child.returncode, "wall_s": round(wall, 2),
            "peak_rss_mib": round(peak / 2**20, 1),
+           "rss_by_role_mib": {k: round(v / 2**20, 1) for k, v in peaks.items()},
            "max_child_maxrss_mib": round(ru.ru_maxrss / 1024, 1),
            "cpu_s": round(sum(cpu.values()), 1),
-           "waited_children_cpu_s": round(ru.ru_utime + ru.ru_stime, 1)}
+           "waited_children_cpu_s": round(ru.ru_utime + ru.ru_stime, 1),
+           "marks": marks, "series_columns": ["t_s", "cpu_s", *ROLES], "series": series}
     with open(out, "w") as fh:
         json.dump(res, fh)
     return child.returncode

@@ -1,25 +1,30 @@
-"""`make bench`: one ARCHER-size day through the pipeline, timed, against DuckDB and pandas.
+"""`make bench`: the ARCHER day through the pipeline, timed, against DuckDB and pandas.
 
 Never a test: it prints figures and PASS/FAIL against the issue's targets and writes them to
 bench/results.json, but always exits 0 unless the benchmark itself could not run.
 
-For each size (default 4,920 nodes, the full ARCHER day, and 1,230 nodes, a 4x smaller day
-for the growth ratio) the raw files and the warehouse are cached under
-bench/cache/archer-<nodes>/: the day is simulated only when raw/truth.json is missing and
-ingested only when the warehouse lacks the date (or with --fresh); a cached phase reports
-the figures of the run that produced it (marked "cached").
+The day is a *dense* one by default (`lassi simulate --dense`): about 90 % of the nodes
+busy and every busy node touching Lustre in every 3-minute window, ~2 M node_window rows
+at 4,920 nodes. Three sizes: 4,920 nodes (the full ARCHER day), 2,460 and 1,230 (a half
+and a quarter of it), so the full day is a real 2x and 4x of the smaller days' rows (the
+input ratios are printed). `--sparse` runs the earlier sparse days (only a run's I/O nodes
+touch Lustre; 135k node_window rows at 4,920 nodes). Each size's raw files and warehouse
+are cached under bench/cache/archer[-dense]-<nodes>/: the day is simulated only when
+raw/truth.json is missing and ingested only when the warehouse lacks the date (or with
+--fresh); a cached phase reports the figures of the run that produced it (marked "cached").
 
 Every phase is its own process, started through bench/measure.py, which reports wall time,
 CPU seconds and the peak summed RSS of the process tree (Python driver + JVM + workers; see
-measure.py for why a wrapper). CPU seconds are the steadier figure when the shared machine
-is busy. Only one benchmark runs at a time (a lock on bench/cache/.lock). Phases:
+measure.py for why a wrapper), also per role (Python driver, JVM, Python workers) and per
+stage inside the phase (from the time each stage's line was printed). CPU seconds are the
+steadier figure when the shared machine is busy. Only one benchmark runs at a time (a lock
+on bench/cache/.lock). Phases:
 
   simulate  `lassi simulate` (not part of "the day")
   ingest    `lassi ingest --raw`
   nw        `jobs/daily.py --stage node_window`
   metrics   attribution + metrics: `jobs/daily.py --stage app_hour --stage fs_hour
-            --stage slowdown` in ONE process, so JVM start-up counts once; the stages'
-            own times (their progress lines) are reported too
+            --stage slowdown` in ONE process, so JVM start-up counts once
   warm      bench/warm.py: the same three stages three times in one session; the last
             repetition's stage times (JVM start-up and class loading paid) are reported
   report    `lassi report daily`
@@ -27,11 +32,14 @@ is busy. Only one benchmark runs at a time (a lock on bench/cache/.lock). Phases
   pandas    bench/references.py pandas
   (then, untimed: both references compared with Spark's app_hour and fs_hour)
 
-Targets (issue): the day (ingest + nw + metrics + report) <= 300 s on this 2-core machine;
-Spark metrics <= 3x DuckDB; time growth from the small to the full day <= 4.4x.
+Targets (issue #15): the full day (ingest + nw + metrics + report) <= 300 s on this 2-core
+machine; Spark attribution + metrics within 3x of DuckDB on the same Parquet (warm Spark
+stages app_hour + fs_hour against DuckDB's compute; the process-wall ratio is printed
+too); time grows <= 2.2x and <= 4.4x from the quarter day to the half and the full day;
+the Python driver stays <= 2 GB at every size.
 
-Usage: python bench/run.py [--nodes 4920] [--small-nodes 1230] [--skip-small] [--fresh]
-                           [--phases ingest,nw,metrics,report,duckdb,pandas]
+Usage: python bench/run.py [--nodes 4920] [--sizes 1230,2460] [--skip-small] [--sparse]
+                           [--fresh] [--phases ingest,nw,metrics,warm,report,duckdb,pandas]
 """
 
 from __future__ import annotations
@@ -65,7 +73,9 @@ LABEL = {"simulate": "simulate (not in the day)", "ingest": "ingest", "nw": "nod
          "report": "report",
          "duckdb": "attribution+metrics DuckDB", "pandas": "attribution+metrics pandas"}
 STAGES = ["app_hour", "fs_hour", "slowdown"]
-DAY_LIMIT_S, SPARK_VS_DUCKDB, GROWTH = 300.0, 3.0, 4.4
+DAY_LIMIT_S, SPARK_VS_DUCKDB, DRIVER_LIMIT_MIB = 300.0, 3.0, 2048.0
+GROWTH = {2: 2.2, 4: 4.4}          # input factor -> largest allowed time factor
+BULKY = ("stdout_tail", "marks", "series", "series_columns")   # kept in the cache only
 STAGE_LINE = re.compile(r"^(\w+): (.*) for \d{4}-\d\d-\d\d \(([\d.]+) s\)$", re.M)
 
 
@@ -86,12 +96,18 @@ def bin_of(name: str) -> str:
 
 
 class Day:
-    """One simulated site-day: its cache folder, commands and measured phases."""
+    """One simulated site-day: its cache folder, commands and measured phases (ARCHER;
+    bench/taihulight_day.py subclasses it for a Beacon site)."""
 
-    def __init__(self, nodes: int, fresh: bool) -> None:
+    SITE, DATE, DAY, PHASES, LABEL = SITE, DATE, DAY, PHASES, LABEL
+    INGESTED = ("raw_lustre_stats", "app_run", "ingest_log")   # tables an ingest leaves
+
+    def __init__(self, nodes: int, fresh: bool, dense: bool = True) -> None:
         self.nodes = nodes
         self.fresh = fresh
-        self.dir = BENCH / "cache" / f"{SITE}-{nodes}"
+        self.dense = dense
+        name = f"{self.SITE}-dense-{nodes}" if dense else f"{self.SITE}-{nodes}"
+        self.dir = BENCH / "cache" / name
         self.raw = self.dir / "raw"
         self.wh = self.dir / "warehouse"
         self.logs = self.dir / "logs"
@@ -101,18 +117,18 @@ class Day:
 
     # --- commands ---------------------------------------------------------------------------
     def site_args(self) -> list[str]:
-        return ["--site", SITE, "--nodes", str(self.nodes)]
+        return ["--site", self.SITE, "--nodes", str(self.nodes)]
 
     def wh_args(self) -> list[str]:
-        return ["--date", DATE.isoformat(), "--warehouse", str(self.wh), *self.site_args()]
+        return ["--date", self.DATE.isoformat(), "--warehouse", str(self.wh), *self.site_args()]
 
     def command(self, phase: str) -> list[str]:
         py, lassi = sys.executable, bin_of("lassi")
         daily = [py, str(REPO / "jobs" / "daily.py"), *self.wh_args()]
         ref = [py, str(BENCH / "references.py")]
         return {
-            "simulate": [lassi, "simulate", *self.site_args(), "--date", DATE.isoformat(),
-                         "--out", str(self.raw)],
+            "simulate": [lassi, "simulate", *self.site_args(), "--date", self.DATE.isoformat(),
+                         "--out", str(self.raw), *(["--dense"] if self.dense else [])],
             "ingest": [lassi, "ingest", "--raw", str(self.raw), *self.wh_args()],
             "nw": [*daily, "--stage", "node_window"],
             "metrics": [*daily, *[a for s in STAGES for a in ("--stage", s)]],
@@ -166,8 +182,8 @@ class Day:
         return None
 
     def ingested(self) -> bool:
-        return all((self.wh / t / f"date={DATE.isoformat()}").is_dir()
-                   for t in ("raw_lustre_stats", "app_run", "ingest_log"))
+        return all((self.wh / t / f"date={self.DATE.isoformat()}").is_dir()
+                   for t in self.INGESTED)
 
     def run(self, phases: list[str]) -> None:
         """Run the selected phases (simulate/ingest only when not cached), then the checks."""
@@ -177,7 +193,7 @@ class Day:
         for eng in ("duckdb", "pandas"):
             if self.res.get(eng, {}).get("rc") == 0 and metrics_ok \
                     and self.inputs["app_hour_rows"] is not None:
-                cmp = references.compare(str(self.wh), DATE, self.dir / f"ref_{eng}")
+                cmp = references.compare(str(self.wh), self.DATE, self.dir / f"ref_{eng}")
                 self.res[eng]["compare"] = cmp
                 self.res[eng]["compare_text"] = references.describe(cmp)
 
@@ -200,7 +216,7 @@ class Day:
                 return
         elif (c := self.cached("ingest")) is not None:
             self.res["ingest"] = c
-        for phase in ("nw", "metrics", "warm", "report", "duckdb", "pandas"):
+        for phase in self.PHASES[2:]:
             if phase in phases:
                 self.res[phase] = self.measure(phase, self.command(phase))
 
@@ -208,7 +224,7 @@ class Day:
     def rows(self, table: str) -> int | None:
         import pyarrow.parquet as pq
 
-        fs = glob.glob(str(self.wh / table / f"date={DATE.isoformat()}" / "*.parquet"))
+        fs = glob.glob(str(self.wh / table / f"date={self.DATE.isoformat()}" / "*.parquet"))
         return sum(pq.ParquetFile(f).metadata.num_rows for f in fs) if fs else None
 
     def annotate(self) -> None:
@@ -257,19 +273,59 @@ class Day:
                                   launches=info.get("launches"),
                                   note=f"app_hour rows; compute {info['compute_s']:.1f}s")
 
+    def peak_role(self, role: str) -> float | None:
+        """Largest RSS (MiB) of one role (measure.ROLES) over the day's phases."""
+        vals = [self.res[p].get("rss_by_role_mib", {}).get(role)
+                for p in self.DAY if p in self.res]
+        return max((v for v in vals if v is not None), default=None)
+
+    def stages(self, phase: str) -> list[dict]:
+        """Wall, CPU and peak RSS per stage of a phase, from measure.py's marks and series.
+
+        A `lassi run daily` stage line says how long the stage took; any other line
+        naming a source (`lustre: 12 files, ...`) closes the interval since the previous
+        line. Peak RSS per role is the largest sample inside the interval.
+        """
+        x = self.res.get(phase, {})
+        marks, series = x.get("marks") or [], x.get("series") or []
+        if not series:
+            return []
+        cols = x["series_columns"]
+        out, prev = [], 0.0
+        for t, line in marks:
+            m = STAGE_LINE.match(line)
+            named = re.match(r"^\[?[\d/ \]]*([\w-]+): ", line)
+            if m:
+                name, t0 = m.group(1), t - float(m.group(3))
+            elif named and phase == "ingest":
+                name, t0 = named.group(1), prev
+            else:
+                continue
+            inside = [r for r in series if t0 <= r[0] <= t] or \
+                [min(series, key=lambda r: abs(r[0] - t))]
+            cpu = _at(series, t) - _at(series, t0)
+            out.append({"stage": name, "wall_s": round(t - t0, 2), "cpu_s": round(cpu, 1),
+                        **{f"{c}_mib": max(r[i] for r in inside)
+                           for i, c in enumerate(cols) if i >= 2}})
+            prev = t
+        return out
+
     def day_s(self) -> float | None:
-        if not all(self.res.get(p, {}).get("rc") == 0 for p in DAY):
+        if not all(self.res.get(p, {}).get("rc") == 0 for p in self.DAY):
             return None
-        return sum(self.res[p]["wall_s"] for p in DAY)
+        return sum(self.res[p]["wall_s"] for p in self.DAY)
+
+    def headline(self) -> str:
+        inp = self.inputs
+        return (f"{self.SITE} {self.nodes:,} nodes, {self.DATE}: "
+                f"{inp['simulated_runs'] or '?'} simulated runs, raw {inp['raw_mib']:,.0f} MiB, "
+                f"{inp['raw_lustre_stats_rows'] or 0:,} raw_lustre_stats rows, "
+                f"{inp['node_window_rows'] or 0:,} node_window rows")
 
     def table(self) -> str:
-        inp = self.inputs
-        head = (f"archer {self.nodes:,} nodes, {DATE}: {inp['simulated_runs'] or '?'} simulated "
-                f"runs, raw {inp['raw_mib']:,.0f} MiB, {inp['raw_lustre_stats_rows'] or 0:,} "
-                f"raw_lustre_stats rows, {inp['node_window_rows'] or 0:,} node_window rows")
-        lines = [head, f"{'phase':<30} {'wall s':>8} {'CPU s':>7} {'peak RSS MiB':>13} "
+        lines = [self.headline(), f"{'phase':<30} {'wall s':>8} {'CPU s':>7} {'peak RSS MiB':>13} "
                  f"{'rows':>11}  note", "-" * 110]
-        for p in PHASES:
+        for p in self.PHASES:
             if p not in self.res:
                 continue
             x = self.res[p]
@@ -281,11 +337,17 @@ class Day:
                                            x.get("note", "")]))
             if x.get("rc") != 0:
                 note = f"FAILED rc={x.get('rc')}: {x.get('error', '')[:70]}"
-            lines.append(f"{LABEL[p]:<30} {wall} {cpu} {rss} {rows}  {note}")
+            lines.append(f"{self.LABEL.get(p, p):<30} {wall} {cpu} {rss} {rows}  {note}")
+            for st in self.stages(p):
+                mem = st["python_driver_mib"] + st["jvm_mib"] + st["python_workers_mib"]
+                lines.append(f"  {'. ' + st['stage']:<28} {st['wall_s']:8.1f} {st['cpu_s']:7.1f} "
+                             f"{mem:13,.0f} {'':>11}  driver {st['python_driver_mib']:,.0f} "
+                             f"+ JVM {st['jvm_mib']:,.0f} + workers "
+                             f"{st['python_workers_mib']:,.0f} MiB")
         day = self.day_s()
-        peak = max((self.res[p].get("peak_rss_mib") or 0 for p in DAY if p in self.res),
+        peak = max((self.res[p].get("peak_rss_mib") or 0 for p in self.DAY if p in self.res),
                    default=0)
-        cpu = sum(self.res.get(p, {}).get("cpu_s") or 0 for p in DAY)
+        cpu = sum(self.res.get(p, {}).get("cpu_s") or 0 for p in self.DAY)
         lines.append("-" * 110)
         lines.append(f"{'the day (ingest..report)':<30} "
                      + (f"{day:8.1f}" if day is not None else f"{'n/a':>8}")
@@ -297,11 +359,25 @@ class Day:
         return "\n".join(lines)
 
 
+def _at(series: list[list], t: float) -> float:
+    """CPU seconds so far at time t (linear between the samples around it)."""
+    before = [r for r in series if r[0] <= t]
+    after = [r for r in series if r[0] >= t]
+    if not before:
+        return series[0][1] if series else 0.0
+    if not after:
+        return series[-1][1]
+    a, b = before[-1], after[0]
+    return a[1] if b[0] == a[0] else a[1] + (b[1] - a[1]) * (t - a[0]) / (b[0] - a[0])
+
+
 def verdict(ok: bool | None) -> str:
     return "n/a " if ok is None else ("PASS" if ok else "FAIL")
 
 
-def targets(big: Day, small: Day | None) -> tuple[list[str], dict]:
+def targets(big: Day, smaller: list[Day]) -> tuple[list[str], dict]:
+    """PASS/FAIL lines and figures for the issue's targets (`smaller`: the quarter and half
+    days, smallest first; the growth is measured from the smallest)."""
     out, res = [], {}
     day = big.day_s()
     ok = None if day is None else day <= DAY_LIMIT_S
@@ -309,54 +385,92 @@ def targets(big: Day, small: Day | None) -> tuple[list[str], dict]:
     out.append(f"{verdict(ok)}  the day at {big.nodes:,} nodes: "
                + (f"{day:.1f} s" if day is not None else "incomplete")
                + f" (limit {DAY_LIMIT_S:.0f} s)")
+    out += _vs_duckdb(big, res)
+    drivers = {d.nodes: d.peak_role("python_driver") for d in [*smaller, big]}
+    jvms = {d.nodes: d.peak_role("jvm") for d in [*smaller, big]}
+    if all(drivers.values()):
+        ok = max(drivers.values()) <= DRIVER_LIMIT_MIB
+        res["driver"] = {"python_driver_peak_mib": drivers, "jvm_peak_mib": jvms,
+                         "limit_mib": DRIVER_LIMIT_MIB, "pass": ok}
+        out.append(f"{verdict(ok)}  Python driver peak RSS per size: "
+                   + ", ".join(f"{n:,} nodes {v:,.0f} MiB" for n, v in drivers.items())
+                   + f" (limit {DRIVER_LIMIT_MIB:,.0f} MiB); JVM (driver + local executors): "
+                   + ", ".join(f"{v:,.0f}" for v in jvms.values()) + " MiB")
+    if smaller:
+        base = smaller[0]
+        for other in [*smaller[1:], big]:
+            out.append(_growth(base, other, res))
+    return out, res
+
+
+def _vs_duckdb(big: Day, res: dict) -> list[str]:
+    """Spark attribution + metrics against DuckDB: warm stages (the target) and process wall."""
+    out = []
     sp, dk = big.res.get("metrics", {}), big.res.get("duckdb", {})
+    warm = big.res.get("warm", {}).get("stages_s")
+    comp = dk.get("compute_s") if dk.get("rc") == 0 else None
+    if warm and comp:
+        w = sum(warm.get(s, 0.0) for s in ("app_hour", "fs_hour"))
+        ratio = w / comp
+        res["spark_vs_duckdb"] = {"warm_stages_app_fs_hour_s": w, "duckdb_compute_s": comp,
+                                  "ratio": ratio, "limit": SPARK_VS_DUCKDB,
+                                  "pass": ratio <= SPARK_VS_DUCKDB, "warm_stages_s": warm}
+        out.append(f"{verdict(ratio <= SPARK_VS_DUCKDB)}  Spark attribution+metrics / DuckDB, "
+                   f"warm: stages app_hour+fs_hour {w:.1f} s / DuckDB compute {comp:.1f} s = "
+                   f"{ratio:.2f}x (limit {SPARK_VS_DUCKDB:.0f}x)")
+    else:
+        out.append("n/a   Spark warm stages / DuckDB compute: a phase is missing or failed")
     if sp.get("rc") == 0 and dk.get("rc") == 0:
         ratio = sp["wall_s"] / dk["wall_s"]
-        st = sum(sp.get("stages_s", {}).get(s, 0.0) for s in ("app_hour", "fs_hour"))
-        pure = st / dk["compute_s"] if dk.get("compute_s") else None
-        res["spark_vs_duckdb"] = {"ratio": ratio, "spark_s": sp["wall_s"], "duckdb_s": dk["wall_s"],
-                                  "stage_ratio_app_fs_hour": pure, "limit": SPARK_VS_DUCKDB,
-                                  "pass": ratio <= SPARK_VS_DUCKDB}
-        out.append(f"{verdict(ratio <= SPARK_VS_DUCKDB)}  Spark attribution+metrics / DuckDB: "
-                   f"{sp['wall_s']:.1f} / {dk['wall_s']:.1f} s = {ratio:.2f}x (limit "
-                   f"{SPARK_VS_DUCKDB:.0f}x; process wall incl. JVM / Python start-up)"
-                   + (f"; stages app_hour+fs_hour alone {st:.1f} s vs DuckDB compute "
-                      f"{dk['compute_s']:.1f} s = {pure:.2f}x" if pure else ""))
-    else:
-        out.append("n/a   Spark attribution+metrics / DuckDB: a phase is missing or failed")
-    warm = big.res.get("warm", {}).get("stages_s")
-    if warm and dk.get("compute_s"):
-        w = sum(warm.values())
-        res.setdefault("spark_vs_duckdb", {})["warm"] = {
-            "spark_stages_s": w, "duckdb_compute_s": dk["compute_s"], "ratio": w / dk["compute_s"]}
-        out.append(f"info  warm session: Spark stages {w:.1f} s vs DuckDB compute "
-                   f"{dk['compute_s']:.1f} s = {w / dk['compute_s']:.2f}x (start-up excluded "
-                   "on both sides)")
-    if small is not None:
-        d_small = small.day_s()
-        if day is not None and d_small:
-            g = day / d_small
-            grow_in = {k: (big.inputs[k] / small.inputs[k]) if big.inputs.get(k) and
-                       small.inputs.get(k) else None
-                       for k in ("raw_mib", "raw_lustre_stats_rows", "node_window_rows")}
-            per = {p: big.res[p]["wall_s"] / small.res[p]["wall_s"] for p in DAY}
-            res["growth"] = {"ratio": g, "small_s": d_small, "big_s": day, "limit": GROWTH,
-                             "pass": g <= GROWTH, "input_ratios": grow_in, "phase_ratios": per}
-            out.append(f"{verdict(g <= GROWTH)}  growth {small.nodes:,} -> {big.nodes:,} nodes: "
-                       f"{d_small:.1f} -> {day:.1f} s = {g:.2f}x (limit {GROWTH}x); input grew "
-                       + ", ".join(f"{k} {v:.2f}x" for k, v in grow_in.items() if v)
-                       + "; per phase " + ", ".join(f"{p} {v:.2f}x" for p, v in per.items()))
-        else:
-            out.append("n/a   growth: the small or the full day is incomplete")
-    return out, res
+        res.setdefault("spark_vs_duckdb", {})["process_wall"] = {
+            "ratio": ratio, "spark_s": sp["wall_s"], "duckdb_s": dk["wall_s"]}
+        out.append(f"info  process wall (JVM / Python start-up included): Spark "
+                   f"{sp['wall_s']:.1f} s / DuckDB {dk['wall_s']:.1f} s = {ratio:.2f}x")
+    return out
+
+
+def _growth(small: Day, big: Day, res: dict) -> str:
+    """Time growth from `small` to `big` against the input's real growth."""
+    d_small, day = small.day_s(), big.day_s()
+    if day is None or not d_small:
+        return f"n/a   growth {small.nodes:,} -> {big.nodes:,} nodes: a day is incomplete"
+    factor = round(big.nodes / small.nodes)
+    limit = GROWTH.get(factor, 1.1 * factor)
+    g = day / d_small
+    grow_in = {k: (big.inputs[k] / small.inputs[k]) if big.inputs.get(k) and
+               small.inputs.get(k) else None
+               for k in ("raw_mib", "raw_lustre_stats_rows", "node_window_rows")}
+    per = {p: big.res[p]["wall_s"] / small.res[p]["wall_s"] for p in DAY}
+    res.setdefault("growth", {})[f"{small.nodes}->{big.nodes}"] = {
+        "ratio": g, "small_s": d_small, "big_s": day, "limit": limit, "pass": g <= limit,
+        "input_ratios": grow_in, "phase_ratios": per}
+    return (f"{verdict(g <= limit)}  growth {small.nodes:,} -> {big.nodes:,} nodes: "
+            f"{d_small:.1f} -> {day:.1f} s = {g:.2f}x (limit {limit}x); input grew "
+            + ", ".join(f"{k} {v:.2f}x" for k, v in grow_in.items() if v)
+            + "; per phase " + ", ".join(f"{p} {v:.2f}x" for p, v in per.items()))
+
+
+def save_results(kind: str, day_results: dict, key: str = "archer_day") -> None:
+    """bench/results.json `<key>.<kind>` (the other keys, e.g. ingest_rates, stay)."""
+    path = BENCH / "results.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
+    if "sizes" in results:   # the layout before the dense days: one sparse day at top level
+        old = {k: results.pop(k) for k in ("date", "site", "run_at", "machine", "sizes",
+                                           "targets") if k in results}
+        results.setdefault("archer_day", {})["sparse"] = old
+    results.setdefault(key, {})[kind] = day_results
+    path.write_text(json.dumps(results, indent=1, default=str))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="LASSi benchmark (see bench/run.py docstring)")
     ap.add_argument("--nodes", type=int, default=4920, help="full size (default 4920)")
-    ap.add_argument("--small-nodes", type=int, default=1230,
-                    help="the 4x smaller day for the growth ratio (default 1230)")
+    ap.add_argument("--sizes", default="1230,2460",
+                    help="smaller days for the growth ratios (default 1230,2460: a quarter "
+                         "and a half of the full day)")
     ap.add_argument("--skip-small", action="store_true", help="only the full size")
+    ap.add_argument("--sparse", action="store_true",
+                    help="the sparse days (only I/O nodes touch Lustre) instead of dense ones")
     ap.add_argument("--fresh", action="store_true", help="re-ingest even when cached")
     ap.add_argument("--phases", default=",".join(PHASES[1:]),
                     help=f"comma-separated subset of {','.join(PHASES[1:])} (ingest runs "
@@ -381,32 +495,32 @@ def main() -> int:
           f"load {os.getloadavg()[0]:.1f} at start. The machine is shared: timings are noisy "
           "(see load1_before/after per phase in bench/results.json).", flush=True)
     t0 = time.time()
-    sizes = [a.nodes] if a.skip_small else [a.small_nodes, a.nodes]
+    small = [] if a.skip_small else sorted(int(x) for x in a.sizes.split(",") if x.strip())
     days = {}
-    for n in sizes:
-        days[n] = Day(n, a.fresh)
+    for n in [*small, a.nodes]:
+        days[n] = Day(n, a.fresh, dense=not a.sparse)
         days[n].run(phases)
-    big, small = days[a.nodes], (None if a.skip_small else days[a.small_nodes])
     print()
     for n in sorted(days, reverse=True):
         print(days[n].table(), end="\n\n")
-    lines, tres = targets(big, small)
+    lines, tres = targets(days[a.nodes], [days[n] for n in small])
     print("targets:")
     print("\n".join("  " + ln for ln in lines))
     print(f"(benchmark took {time.time() - t0:.0f} s; load {os.getloadavg()[0]:.1f} at end)")
 
-    results = {
-        "date": DATE.isoformat(), "site": SITE,
+    day_results = {
+        "date": DATE.isoformat(), "site": SITE, "dense": not a.sparse,
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load1_end": os.getloadavg()[0]},
         "sizes": {str(n): {"inputs": d.inputs, "day_s": d.day_s(),
-                           "phases": {p: {k: v for k, v in x.items() if k != "stdout_tail"}
+                           "stages": {p: d.stages(p) for p in d.res if d.stages(p)},
+                           "phases": {p: {k: v for k, v in x.items() if k not in BULKY}
                                       for p, x in d.res.items()}}
                   for n, d in days.items()},
         "targets": tres,
     }
-    (BENCH / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    save_results("dense" if not a.sparse else "sparse", day_results)
     print(f"figures: {BENCH / 'results.json'}")
     return 0
 

@@ -385,18 +385,19 @@ def _day_files(folder: Path, day: dt.date, fmt: Callable[[dt.date], str]) -> lis
     return sorted(p for p in folder.rglob(fmt(day) + "*") if p.is_file()) if folder.is_dir() else []
 
 
-def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: dt.date
-               ) -> list[ParseStats]:
+def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: dt.date,
+               progress: Callable[[ParseStats], None] | None = None) -> list[ParseStats]:
     """Everything under a simulator/collector folder for one date (and the next day's
     first captures, which close the date's last window); Beacon layers
     `beacon/<layer>/*/<date>.log[.gz]` with the previous day's files as delta seeds. The
-    quarantine and ingest_log rows of every source are written once, at the end."""
+    quarantine and ingest_log rows of every source are written once, at the end.
+    `progress(stats)` is called as each source's tables are written."""
     raw = Path(raw)
     if not raw.is_dir():
         raise IngestError(f"no such raw folder: {raw}")
     day = lambda d: d.isoformat()  # noqa: E731
     nxt, prev = date + dt.timedelta(days=1), date - dt.timedelta(days=1)
-    out = []
+    out = _Done(progress)
     ledger = writer.Ledger()
     lustre = _day_files(raw / "lustre", date, day) + _day_files(raw / "lustre", nxt, day)
     if lustre:
@@ -422,7 +423,25 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
     ledger.write(wh, date)
-    return out
+    return list(out)
+
+
+class _Done(list):
+    """The stats of the sources ingested so far; tells `progress` of each one added."""
+
+    def __init__(self, progress: Callable[[ParseStats], None] | None) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def append(self, st: ParseStats) -> None:
+        super().append(st)
+        if self.progress is not None:
+            self.progress(st)
+
+    def __iadd__(self, more):
+        for st in more:
+            self.append(st)
+        return self
 
 
 def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,

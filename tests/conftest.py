@@ -18,6 +18,17 @@ REPO = Path(__file__).resolve().parents[1]
 C1_ONLY = "-XX:TieredStopAtLevel=1"
 
 
+def _fast_jvm() -> str:
+    """C1 only, plus the class-data archive `make test` builds (`lassi jvm-archive`) when it
+    exists: the options of every JVM a test starts through spark-submit."""
+    from lassi.core.jvm_archive import java_options
+
+    return f"{C1_ONLY} {java_options()}".strip()
+
+
+FAST_JVM = _fast_jvm()
+
+
 # The longest test files (measured with --durations), run first: `make test` spreads whole
 # files over the workers in collection order (--no-loadscope-reorder), so starting these
 # early lets the workers finish together.

@@ -19,7 +19,7 @@ from unittest import mock
 
 import pytest
 
-from tests.conftest import C1_ONLY
+from tests.conftest import FAST_JVM
 
 REPO = Path(__file__).resolve().parents[1]
 DAGS = REPO / "airflow_dags"
@@ -220,14 +220,14 @@ def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
     raw, wh, reports = tmp_path / "raw", tmp_path / "wh", tmp_path / "reports"
     simulate(load_site("archer", nodes=8), DATE, 1, 3, raw)
     env = {"LASSI_RAW": str(raw), "LASSI_WAREHOUSE": str(wh), "LASSI_REPORTS": str(reports),
-           "LASSI_SITE": "archer", "LASSI_NODES": "8", "LASSI_SPARK_JAVA_OPTIONS": C1_ONLY,
+           "LASSI_SITE": "archer", "LASSI_NODES": "8", "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
            # Airflow creates no tasks for a (non-backfill) run dated before start_date
            "LASSI_START_DATE": DATE.isoformat()}
     with mock.patch.dict(os.environ, env):
         os.environ.pop(CONN_ENV, None)              # no connection: must run local[*]
         dag = _dagbag().dags["lassi_daily"]           # parsed now: defaults from env
         assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == 8
-        assert all(t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {C1_ONLY}"
+        assert all(t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {FAST_JVM}"
                    for t in dag.tasks)
         for t in dag.tasks:
             t.retries = 0                             # fail fast instead of waiting to retry

@@ -17,7 +17,7 @@ from unittest import mock
 
 import pytest
 
-from tests.conftest import C1_ONLY
+from tests.conftest import FAST_JVM
 from tests.test_lmt import PACIFIC, load_mysql
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_dag_test_archives_one_hour(airflow_db, spark, mariadb, tmp_path):
     wh = tmp_path / "wh"
     env = {"LASSI_LMT_URI": uri, "LASSI_LMT_TZ": PACIFIC, "LASSI_WAREHOUSE": str(wh),
            "LASSI_SITE": "archer", "LASSI_START_DATE": "2018-01-01",
-           "LASSI_SPARK_DRIVER_MEMORY": "1g", "LASSI_SPARK_JAVA_OPTIONS": C1_ONLY}
+           "LASSI_SPARK_DRIVER_MEMORY": "1g", "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM}
     with mock.patch.dict(os.environ, env):
         os.environ.pop(CONN_ENV, None)
         os.environ.pop("LASSI_LMT_PASSWORD", None)

@@ -9,7 +9,7 @@ from lassi.cli.main import main
 
 SUBCOMMANDS = ["simulate", "ingest", "run", "report", "evaluate", "sql", "demo",
                "compress-trace", "summarize-job", "bad-ost", "scoreboard", "umami", "correlate",
-               "archive-lmt", "why"]
+               "archive-lmt", "why", "jvm-archive"]
 
 
 @pytest.mark.parametrize("cmd", SUBCOMMANDS)
@@ -37,6 +37,9 @@ def test_wrong_path_is_one_line(capsys, tmp_path):
     rc = main(["ingest", "--source", "lustre", "--input", str(tmp_path / "missing")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and err == [f"lassi: error: no such file or directory: {tmp_path / 'missing'}"]
+    rc = main(["run", "daily", "--date", "2017-10-10", "--raw", str(tmp_path / "missing")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err == [f"lassi: error: no such raw folder: {tmp_path / 'missing'}"]
 
 
 @pytest.mark.parametrize("argv", [

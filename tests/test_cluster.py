@@ -1,6 +1,7 @@
 """The same jobs on a Spark cluster: a standalone master and one worker started from
-pyspark's own `spark-class` on loopback run `jobs/ingest_raw.py` and `jobs/daily.py` through
-`spark-submit --master spark://…`, and every table equals the local run's.
+pyspark's own `spark-class` on loopback run the day (`jobs/daily.py --raw`: ingest, then
+every stage) through `spark-submit --master spark://…`, and every table equals the local
+run's.
 
 The worker's Python is a bare virtualenv holding only pyspark's Python dependencies
 (pandas, pyarrow, numpy): lassi reaches the executors as on a real cluster, the built wheel
@@ -23,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import C1_ONLY
+from tests.conftest import C1_ONLY, FAST_JVM
 from tests.test_packaging import REPO, _env, _venv, wheel  # noqa: F401 - wheel: a fixture
 
 DATE = dt.date(2017, 10, 10)
@@ -152,14 +153,15 @@ def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa:
               "--conf", f"spark.pyspark.driver.python={venv / 'bin' / 'python'}",
               "--driver-memory", "1g", "--executor-memory", "1g",
               "--conf", "spark.sql.shuffle.partitions=3", "--conf", "spark.ui.enabled=false",
-              "--conf", f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {C1_ONLY}",
+              "--conf", f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}",
               "--conf", f"spark.executor.extraJavaOptions={C1_ONLY}"]
-    for job, args in (("ingest_raw.py", ["--raw", str(raw)]), ("daily.py", [])):
-        t = time.time()
-        p = subprocess.run([*submit, str(REPO / "jobs" / job), *args, *common], env=env,
-                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, f"{job} failed:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
-        print(f"{job} on the cluster: {time.time() - t:.0f} s")
+    # the whole day in one submission (`lassi run daily --raw`): ingest, then every stage
+    t = time.time()
+    p = subprocess.run([*submit, str(REPO / "jobs" / "daily.py"), "--raw", str(raw), *common],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, f"daily.py failed:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
+    assert "lustre: " in p.stdout and "app_hour: " in p.stdout, p.stdout[-2000:]
+    print(f"daily.py --raw on the cluster: {time.time() - t:.0f} s")
 
     tables = sorted(p.name for p in Path(local.root).iterdir() if not p.name.startswith("_"))
     assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
@@ -171,4 +173,4 @@ def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa:
     assert not (wh / "_staging").exists() or not any((wh / "_staging").rglob("*.parquet"))
     # the executors ran on the worker, each application with the wheel it was given
     apps = list((Path(cluster_env["SPARK_WORKER_DIR"])).glob("app-*"))
-    assert len(apps) == 2 and all(any(a.rglob("lassi.zip")) for a in apps), apps
+    assert len(apps) == 1 and all(any(a.rglob("lassi.zip")) for a in apps), apps

@@ -115,3 +115,50 @@ def test_fault_times_reach_later_days():
     assert (f.start - day0, f.end - day0) == (33 * 3600, 36.5 * 3600)
     with pytest.raises(ValueError, match="expected KIND:NAME:FACTOR"):
         parse_fault("fwd:fwd000:0.05:33-36", day0)
+
+
+def _epoch(t: dt.datetime) -> float:
+    return t.replace(tzinfo=dt.timezone.utc).timestamp()
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory):
+    site = load_site("archer", nodes=32)
+    out = tmp_path_factory.mktemp("archer_dense")
+    simulate(site, DATE, 1, 4, out, dense=True, tokio=False)
+    return site, out, json.loads((out / "truth.json").read_text())
+
+
+def test_dense_day_counters_still_add_up_to_the_truth(dense):
+    site, out, truth = dense
+    want = collections.Counter()
+    for r in truth["runs"]:
+        want.update(r["totals"])
+    got = _deltas(site, out, truth)
+    for op in ("getattr", "open", "close", "statfs", "write_bytes"):
+        key = f"{op}:sum" if op.endswith("_bytes") else f"{op}:samples"
+        assert got[key] == want[op] > 0, op
+
+
+def test_dense_day_has_every_busy_node_in_every_window(dense):
+    """~90 % of the node-time busy, and each node of a run covering a whole capture window
+    has an MDT export delta in the capture that closes it."""
+    site, out, truth = dense
+    day0 = dt.datetime.combine(DATE, dt.time(), dt.timezone.utc).timestamp()
+    w = truth["window_s"]
+    seen = set()
+    for f in (out / "lustre").rglob("*.txt"):
+        if "mds" in f.parent.name:
+            rows, _, _ = parse_file(f, nid_map=site.nid_map)
+            seen |= {(r["nid"], round((_epoch(r["snapshot_time"]) - day0) / w))
+                     for r in rows if r["kind"] == "export"}
+    busy = 0.0
+    want = set()
+    for r in truth["runs"]:
+        s, e = (dt.datetime.fromisoformat(r[k]).timestamp() - day0 for k in ("start", "end"))
+        busy += len(r["nodes"]) * max(0.0, min(e, 86400) - s)
+        nids = [site.node_nid(n) for n in r["nodes"]]
+        want |= {(nid, k) for nid in nids for k in range(int(s // w) + 2, int(e // w) + 1)}
+    assert busy / (32 * 86400) > 0.8
+    assert len(want) > 0.8 * 32 * 86400 / w
+    assert not want - seen

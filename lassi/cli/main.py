@@ -14,7 +14,7 @@ import os
 import sys
 
 from lassi import __version__
-from lassi.cli import pipeline, report, sim, tools
+from lassi.cli import jvm, pipeline, report, sim, tools
 from lassi.cli.args import Parser, run_command
 
 
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true",
                    help="keep Spark's own console logging (default: $LASSI_LOG_DIR/spark.log)")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
-    for group in (sim, pipeline, report, tools):
+    for group in (sim, pipeline, report, tools, jvm):
         group.add_commands(sub)
     return p
 

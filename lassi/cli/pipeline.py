@@ -46,6 +46,9 @@ def add_commands(sub) -> None:
     which.add_argument("--family", action="append", default=None, choices=list(FAMILIES),
                        help="run the stages of this family, in order (repeatable; what each "
                        "task of the daily Airflow DAG runs)")
+    r.add_argument("--raw", default=None, metavar="DIR",
+                   help="first ingest this raw folder for the date (`lassi ingest --raw`), in "
+                        "the same Spark session: the whole day in one JVM / one spark-submit")
     add_warehouse(r)
     add_site(r)
     add_nodes(r)
@@ -62,28 +65,37 @@ def cmd_ingest(args) -> int:
         if not Path(args.raw).is_dir():
             raise CliError(f"no such raw folder: {args.raw}")
         wh = open_warehouse(args, "ingest")
-        stats = ingest_raw(wh.spark, wh, site, Path(args.raw), args.date)
-    else:
-        if not args.input:
-            raise CliError("--source needs --input PATH [PATH ...]")
-        for p in args.input:
-            if not p.startswith(URI_SCHEMES) and not Path(p).exists():
-                raise CliError(f"no such file or directory: {p}")
-        if args.tz is not None:
-            zone(args.tz)
-        wh = open_warehouse(args, "ingest")
-        stats = [ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
-                               tz=args.tz)]
-    for st in stats:
-        print(st.summary(), flush=True)
+        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary)
+        return 0
+    if not args.input:
+        raise CliError("--source needs --input PATH [PATH ...]")
+    for p in args.input:
+        if not p.startswith(URI_SCHEMES) and not Path(p).exists():
+            raise CliError(f"no such file or directory: {p}")
+    if args.tz is not None:
+        zone(args.tz)
+    wh = open_warehouse(args, "ingest")
+    _print_summary(ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
+                                 tz=args.tz))
     return 0
+
+
+def _print_summary(st) -> None:
+    """One line per source as soon as its tables are written."""
+    print(st.summary(), flush=True)
 
 
 def cmd_run(args) -> int:
     from lassi.pipeline.daily import FAMILIES, run_daily
 
     site = site_of(args)
+    if args.raw and not Path(args.raw).is_dir():
+        raise CliError(f"no such raw folder: {args.raw}")
     wh = open_warehouse(args, "daily")
+    if args.raw:
+        from lassi.ingest.runner import ingest_raw
+
+        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary)
     stages = args.stage or ([s for f in args.family for s in FAMILIES[f]] if args.family
                             else None)
     for line in run_daily(wh, site, args.date, stages):

@@ -37,6 +37,9 @@ def add_commands(sub) -> None:
                    help="seconds between LMT samples (default 60; real LMT: 5)")
     s.add_argument("--overwrite", action="store_true",
                    help="replace an earlier simulation in --out (the writers append)")
+    s.add_argument("--dense", action="store_true",
+                   help="a busy machine (Lustre-capture sites): ~90%% of nodes busy, every "
+                        "busy node touching the MDS in every capture window")
     s.set_defaults(func=cmd_simulate)
 
     e = sub.add_parser("evaluate", help="detection quality against simulator truth")
@@ -66,7 +69,7 @@ def cmd_simulate(args) -> int:
     res = simulate(site, args.date, args.days, args.seed, Path(args.out), faults=args.fault,
                    gz=args.gzip, traced_fraction=args.traced_fraction,
                    tokio=not args.no_tokio, lmt_step_s=args.lmt_step,
-                   overwrite=args.overwrite)
+                   overwrite=args.overwrite, dense=args.dense)
     print(f"simulated {res['runs']} runs at {site.name} ({len(site.compute_nodes)} nodes), "
           f"{res['slowed']} slowed; raw files and truth.json in {res['out']}")
     return 0

@@ -5,8 +5,9 @@ launched by `spark-submit`, in which case the submitted master and settings win 
 `spark.sql.*` defaults fill only what the submission left unset). Session time zone is UTC;
 other settings come from `conf/spark-defaults.yaml` and `$LASSI_SPARK_CONF`.
 
-A JVM that lassi starts itself logs to `$LASSI_LOG_DIR/spark.log` (default
-`<tmp>/lassi-logs`), not the console, unless `$LASSI_VERBOSE` is set (`lassi --verbose`).
+A JVM that lassi starts itself uses the class-data archive of `lassi jvm-archive` when it
+exists (lassi.core.jvm_archive: a faster cold start), and logs to `$LASSI_LOG_DIR/spark.log`
+(default `<tmp>/lassi-logs`), not the console, unless `$LASSI_VERBOSE` is set (`lassi --verbose`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from lassi.core.config import conf_file, spark_defaults
+from lassi.core.jvm_archive import java_options as archive_options
 
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
@@ -68,6 +70,9 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
         settings[key] = f"{settings.get(key, '')} {SHORT_LIVED_JVM}".strip()
     settings.update(extra or {})
     submitted = _under_spark_submit()
+    if not submitted and (cds := archive_options()):   # `lassi jvm-archive` was run
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = f"{settings.get(key, '')} {cds}".strip()
     if not submitted and not os.environ.get("LASSI_VERBOSE"):
         _quiet_java_options(settings)
         # PySpark's own JSON record of a failed query (the CLI says it in one line)

@@ -39,7 +39,7 @@ class LustreCaptureWriter:
     """Engine sink: accumulate per-run window totals, distribute to exports, write captures."""
 
     def __init__(self, site: Site, out: Path, rng: np.random.Generator, gz: bool = False,
-                 reset_at: float | None = None) -> None:
+                 reset_at: float | None = None, dense: bool = False) -> None:
         self.site = site
         self.window = site.window_s
         self.files = DayFiles(Path(out) / "lustre", gz=gz)
@@ -59,9 +59,16 @@ class LustreCaptureWriter:
         self.totals: dict[str, np.ndarray] = {}
         self.jitter = {s: float(rng.uniform(0.001, 0.9)) for f in site.filesystems
                        for s in f.osses + [f.mds]}
+        # dense: own random stream, so the engine's draws (placement, timing) stay the same
+        self.md_rng = np.random.default_rng(int(rng.integers(2**62))) if dense else None
+        self.engine = None
+        self.waiting: list[Run] = []     # dense: runs not started yet (by submit time)
+        self.live: list[Run] = []        # dense: runs started and not known to have ended
 
     # engine sink protocol -------------------------------------------------------------------
     def begin(self, engine, start: float) -> None:
+        self.engine = engine
+        self.waiting = sorted(engine.runs, key=lambda r: r.submit)
         self.next_capture = start
         self.now = start - 30 * 86400   # the baseline exports connected a month earlier
         self._seed_baseline()
@@ -114,6 +121,8 @@ class LustreCaptureWriter:
 
     def _flush_window(self) -> None:
         """Distribute every run's totals of the ended window over its nodes and targets."""
+        if self.md_rng is not None:
+            self._background_md(self.next_capture - self.window, self.next_capture)
         for run_no, vec in self.pending.items():
             run = self.runs[run_no]
             fs = self.site.fs(run.app.fs)
@@ -134,6 +143,38 @@ class LustreCaptureWriter:
                 if md.any():
                     self._add((fs.mdts[0], nid), md, size)
         self.pending.clear()
+
+    def _background_md(self, w0: float, w1: float) -> None:
+        """Dense mode: every node of every run live through all of [w0, w1) does a little
+        metadata on its filesystem's MDT; the operations join the run's truth (hour of w0).
+
+        Only runs covering the whole window take part, so a node handed from one job to
+        the next within a window never mixes two jobs' background operations.
+        """
+        started = [r for r in self.waiting if r.start is not None]
+        if started:
+            self.waiting = [r for r in self.waiting if r.start is None]
+            self.live.extend(started)
+        self.live = [r for r in self.live if r.end is None or r.end > w0]
+        hour = int(w0 // 3600) * 3600
+        rng = self.md_rng
+        for run in self.live:
+            if run.start > w0 or (run.end is not None and run.end < w1):
+                continue
+            k = len(run.nodes)
+            md = np.zeros((k, N), dtype=np.int64)
+            md[:, IDX["getattr"]] = rng.integers(1, 41, k)
+            md[:, IDX["open"]] = md[:, IDX["close"]] = rng.integers(0, 5, k)
+            md[:, IDX["statfs"]] = rng.random(k) < 0.1
+            mdt = self.site.fs(run.app.fs).mdts[0]
+            for node, v in zip(run.nodes, md, strict=True):
+                self._add((mdt, self.site.node_nid(self.site.compute_nodes[node])), v, 0)
+            tr = self.engine.truth[run.run_no]
+            tot = md.sum(axis=0)
+            tr.totals += tot
+            if hour not in tr.hours:
+                tr.hours[hour] = np.zeros(N, dtype=np.int64)
+            tr.hours[hour] += tot
 
     @staticmethod
     def _split_requests(vec: np.ndarray, k: int, size: int) -> np.ndarray:

@@ -14,6 +14,9 @@ from lassi.sim.counters import COUNTERS, to_lassi
 from lassi.sim.engine import Engine, Fault, RunTruth
 from lassi.sim.workload import Run, make_runs
 
+# node-hours asked for by the submitted runs in dense mode, as a share of the machine's
+DENSE_UTILISATION = 1.0
+
 
 def epoch(d: dt.date) -> float:
     return dt.datetime(d.year, d.month, d.day, tzinfo=dt.timezone.utc).timestamp()
@@ -131,18 +134,26 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
 
 def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
              faults: list[str] | None = None, gz: bool = False, traced_fraction: float = 0.1,
-             tokio: bool = True, lmt_step_s: int = 60, overwrite: bool = False) -> dict:
+             tokio: bool = True, lmt_step_s: int = 60, overwrite: bool = False,
+             dense: bool = False) -> dict:
     """Simulate `days` days from `date` at `site`, write raw files and truth; return a summary.
 
     The writers append day by day, so `out` must be empty: a folder holding an earlier
     simulation (its truth.json) is emptied first when `overwrite`, else ValueError; any
     other non-empty folder is a ValueError.
+
+    `dense` (Lustre-capture sites only) asks for the machine's every node-hour, so about
+    90 % of the nodes are busy once the queue fills, and has every node of every running
+    job touch the MDS in every capture window (sim/archer.py).
     """
+    if dense and site.has_forwarding:
+        raise ValueError("--dense is for Lustre-capture sites (e.g. archer); Beacon sites "
+                         "already trace every node")
     out = Path(out)
     _prepare_out(out, overwrite)
     rng = np.random.default_rng(seed)
     start = epoch(date)
-    runs = make_runs(rng, site, start, days)
+    runs = make_runs(rng, site, start, days, utilisation=DENSE_UTILISATION if dense else 0.5)
     if faults is None:
         fault_list = default_faults(site, start, days)
     else:
@@ -159,7 +170,8 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
         from lassi.sim.archer import LustreCaptureWriter, write_scheduler
 
         dt_s = 5.0
-        writer = LustreCaptureWriter(site, out, rng, gz=gz, reset_at=start + 6 * 3600 + 1)
+        writer = LustreCaptureWriter(site, out, rng, gz=gz, reset_at=start + 6 * 3600 + 1,
+                                     dense=dense)
     engine = Engine(site, runs, fault_list, dt_s, rng)
     sinks = [writer]
     if tokio:   # LMT sqlite, lfs df, lctl dl (own random stream: other outputs unchanged)
@@ -172,7 +184,7 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
     else:
         write_scheduler(site, runs, out)
     truth = {
-        "site": site.name, "nodes": len(site.compute_nodes), "seed": seed,
+        "site": site.name, "nodes": len(site.compute_nodes), "seed": seed, "dense": dense,
         "start": iso(start), "days": days, "end": iso(end), "window_s": site.window_s,
         "step_s": dt_s,
         "faults": [{"kind": f.kind, "name": f.name, "factor": f.factor, "start": iso(f.start),
