@@ -49,11 +49,16 @@ def _deltas(site, out, truth):
     return tot
 
 
-def test_every_byte_and_operation_in_truth_is_in_the_raw_counters(sim):
-    site, out, truth = sim
+def _truth_totals(truth) -> collections.Counter:
     want = collections.Counter()
     for r in truth["runs"]:
         want.update(r["totals"])
+    return want
+
+
+def test_every_byte_and_operation_in_truth_is_in_the_raw_counters(sim):
+    site, out, truth = sim
+    want = _truth_totals(truth)
     got = _deltas(site, out, truth)
     assert want["write_bytes"] > 0 and want["read_bytes"] > 0 and want["open"] > 0
     assert got["write_bytes:sum"] == want["write_bytes"]
@@ -131,9 +136,7 @@ def dense(tmp_path_factory):
 
 def test_dense_day_counters_still_add_up_to_the_truth(dense):
     site, out, truth = dense
-    want = collections.Counter()
-    for r in truth["runs"]:
-        want.update(r["totals"])
+    want = _truth_totals(truth)
     got = _deltas(site, out, truth)
     for op in ("getattr", "open", "close", "statfs", "write_bytes"):
         key = f"{op}:sum" if op.endswith("_bytes") else f"{op}:samples"
