@@ -114,6 +114,7 @@ class Day:
         self.res: dict[str, dict] = {}
         self.runs: int | None = None
         self.inputs: dict = {}
+        self.truth: dict | None = None
 
     # --- commands ---------------------------------------------------------------------------
     def site_args(self) -> list[str]:
@@ -190,6 +191,8 @@ class Day:
         self._run_phases(phases)
         self.annotate()
         metrics_ok = self.res.get("metrics", {}).get("rc", 0) == 0   # failed now: no check
+        if metrics_ok and self.SITE == "archer":
+            self.truth = self.truth_check()
         for eng in ("duckdb", "pandas"):
             if self.res.get(eng, {}).get("rc") == 0 and metrics_ok \
                     and self.inputs["app_hour_rows"] is not None:
@@ -273,6 +276,34 @@ class Day:
                                   launches=info.get("launches"),
                                   note=f"app_hour rows; compute {info['compute_s']:.1f}s")
 
+    def truth_check(self) -> dict | None:
+        """app_hour against the simulator's truth (untimed): every (run, filesystem, hour)
+        of the date with I/O must be one app_hour row with exactly the truth's counters."""
+        import pandas as pd
+
+        from lassi.core.schemas import ALL_COUNTERS
+
+        files = glob.glob(str(self.wh / "app_hour" / f"date={self.DATE}" / "*.parquet"))
+        truth_file = self.raw / "truth.json"
+        if not files or not truth_file.exists():
+            return None
+        ah = pd.concat([pd.read_parquet(f, columns=["app_id", "fs", "hour", *ALL_COUNTERS])
+                        for f in files])
+        got = {(a, f, h.hour): row for a, f, h, row in
+               zip(ah.app_id, ah.fs, ah.hour, ah[ALL_COUNTERS].to_numpy().tolist(),
+                   strict=True)}
+        keys = bad = 0
+        for r in json.loads(truth_file.read_text())["runs"]:
+            for hour, v in r["lassi_hours"].items():
+                if not hour.startswith(self.DATE.isoformat()) or not any(
+                        v[c] for c in ALL_COUNTERS):
+                    continue
+                keys += 1
+                row = got.get((r["app_id"], r["fs"], int(hour[11:13])))
+                bad += row is None or any(abs(row[i] - v[c]) > 1e-6 * max(1.0, abs(v[c]))
+                                          for i, c in enumerate(ALL_COUNTERS))
+        return {"truth_keys": keys, "mismatches": bad, "app_hour_rows": len(ah)}
+
     def peak_role(self, role: str) -> float | None:
         """Largest RSS (MiB) of one role (measure.ROLES) over the day's phases."""
         vals = [self.res[p].get("rss_by_role_mib", {}).get(role)
@@ -352,6 +383,11 @@ class Day:
         lines.append(f"{'the day (ingest..report)':<30} "
                      + (f"{day:8.1f}" if day is not None else f"{'n/a':>8}")
                      + f" {cpu:7.1f} {peak:13,.0f}  (peak RSS = largest phase; CPU = sum)")
+        if self.truth:
+            t = self.truth
+            lines.append(f"check truth vs Spark  app_hour: {t['truth_keys']:,} (run, fs, hour) "
+                         f"keys of the simulator's truth, {t['mismatches']} differ "
+                         f"({t['app_hour_rows']:,} rows)")
         for eng in ("duckdb", "pandas"):
             if "compare_text" in self.res.get(eng, {}):
                 for ln in self.res[eng]["compare_text"].splitlines():
@@ -513,7 +549,7 @@ def main() -> int:
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load1_end": os.getloadavg()[0]},
-        "sizes": {str(n): {"inputs": d.inputs, "day_s": d.day_s(),
+        "sizes": {str(n): {"inputs": d.inputs, "day_s": d.day_s(), "truth_check": d.truth,
                            "stages": {p: d.stages(p) for p in d.res if d.stages(p)},
                            "phases": {p: {k: v for k, v in x.items() if k not in BULKY}
                                       for p, x in d.res.items()}}
