@@ -23,7 +23,7 @@ ever waited for), so each phase runs under this fresh process instead, which rep
   waited for; a JVM orphaned at exit is not counted), as a cross-check.
 
 * `marks` and `series`, for figures per stage inside the phase: the time (s from the
-  start) of each stdout line (at most MAX_MARKS, 160 characters each) and, every
+  start) of each stdout line (at most MAX_MARKS; a long line keeps its start and end) and, every
   SERIES_S, the tree's CPU seconds so far and RSS per role. bench/run.py turns them into
   wall time, CPU time and peak memory per stage (the stage lines of `lassi run daily`
   say how long each stage took; an ingest summary line closes its source).
@@ -99,8 +99,11 @@ def _pass_through(stream, t0: float, marks: list[tuple[float, str]]) -> None:
     for line in stream:
         sys.stdout.write(line)
         sys.stdout.flush()
-        if len(marks) < MAX_MARKS and line.strip():
-            marks.append((round(time.perf_counter() - t0, 2), line.rstrip()[:160]))
+        text = line.rstrip()
+        if len(text) > 240:            # keep the end: a stage line ends "for D (12.3 s)"
+            text = text[:150] + " ... " + text[-80:]
+        if len(marks) < MAX_MARKS and text:
+            marks.append((round(time.perf_counter() - t0, 2), text))
 
 
 def main() -> int:

@@ -37,7 +37,7 @@ import run  # noqa: E402  (bench/ sibling module)
 
 DAY_LIMIT_S = 900.0
 LINEAR = ("trace_merged", "job_profile", "io_phase")   # must scale linearly with nodes
-RAW_TABLES = ("raw_lwfs_client", "raw_lwfs_server", "raw_ost", "raw_lustre_client",
+RAW_TABLES = ("raw_lwfs_trace", "raw_lwfs_server", "raw_ost", "raw_lustre_client",
               "raw_mds")
 
 
@@ -64,12 +64,14 @@ class BeaconDay(run.Day):
                              / 2**20, 1),
             "raw_trace_rows": sum(r or 0 for r in raw_rows),
             "trace_merged_rows": self.rows("trace_merged"),
-            "job_profile_rows": self.rows("job_profile"), "io_phase_rows": self.rows("io_phase"),
+            "job_summary_rows": self.rows("job_summary"), "io_phase_rows": self.rows("io_phase"),
             "app_run_rows": self.rows("app_run"), "simulated_runs": self.runs,
         }
         if "ingest" in self.res:
             self.res["ingest"]["rows"] = self.inputs["raw_trace_rows"]
-            self.res["ingest"]["note"] = "rows of the five Beacon raw tables"
+            self.res["ingest"]["note"] = ("rows of the five Beacon raw tables (the six Beacon "
+                                          "layers are one Spark job: the first layer line "
+                                          "carries their time)")
         if "daily" in self.res:
             self.res["daily"]["rows"] = self.inputs["trace_merged_rows"]
             self.res["daily"]["note"] = "trace_merged rows"

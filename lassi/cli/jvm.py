@@ -61,7 +61,9 @@ def build(path: Path, timeout_s: float = 900) -> tuple[Path, float]:
                            cwd=work)
         if p.returncode != 0 or not tmp.is_file():
             lines = (p.stdout + p.stderr).strip().splitlines() or ["(no output)"]
-            raise ValueError(f"the warm-up job failed (exit {p.returncode}): {lines[-1]}")
+            errors = [ln for ln in lines if "Error" in ln or "Exception" in ln]
+            raise ValueError(f"the warm-up job failed (exit {p.returncode}): "
+                             f"{(errors or lines)[-1].strip()[:300]}")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
