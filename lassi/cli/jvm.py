@@ -15,7 +15,7 @@ from lassi.core.jvm_archive import QUIET, archive_path
 
 def add_commands(sub) -> None:
     p = sub.add_parser("jvm-archive",
-                       help="build the class-data archive that halves a Spark JVM's cold start")
+                       help="build the class-data archive that speeds up a Spark JVM's cold start")
     p.add_argument("--out", default=None,
                    help="archive file (default: $LASSI_JVM_ARCHIVE or ~/.cache/lassi/...)")
     p.add_argument("--if-missing", action="store_true",
@@ -38,7 +38,7 @@ def cmd_jvm_archive(args) -> int:
 
 
 def build(path: Path, timeout_s: float = 900) -> tuple[Path, float]:
-    """Run the warm-up job (lassi.core.jvm_warmup) under spark-submit with
+    """Run the warm-up job (lassi.cli.jvm_warmup) under spark-submit with
     `-XX:ArchiveClassesAtExit`, then move the archive into place atomically.
 
     Returns (archive, seconds); ValueError with the job's last line when it fails.

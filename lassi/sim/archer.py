@@ -59,7 +59,7 @@ class LustreCaptureWriter:
         self.totals: dict[str, np.ndarray] = {}
         self.jitter = {s: float(rng.uniform(0.001, 0.9)) for f in site.filesystems
                        for s in f.osses + [f.mds]}
-        # dense: own random stream, so the engine's draws (placement, timing) stay the same
+        # dense: a random stream of its own (seeded once from the shared one)
         self.md_rng = np.random.default_rng(int(rng.integers(2**62))) if dense else None
         self.engine = None
         self.waiting: list[Run] = []     # dense: runs not started yet (by submit time)
