@@ -50,7 +50,7 @@ demo: java venv
 # start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
-	$(VENV)/bin/lassi jvm-archive --if-missing   # the tests' JVMs start faster (lassi.core.jvm_archive)
+	-$(VENV)/bin/lassi jvm-archive --if-missing   # optional: the tests' JVMs start faster (lassi.core.jvm_archive)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
