@@ -65,6 +65,14 @@ def test_unknown_site_is_one_line(capsys, tmp_path):
     assert rc == 1 and len(err) == 1 and "unknown site 'mars'" in err[0]
 
 
+def test_dense_on_a_beacon_site_is_one_line(capsys, tmp_path):
+    rc = main(["simulate", "--site", "taihulight", "--dense", "--date", "2018-02-25",
+               "--nodes", "64", "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "--dense is for Lustre-capture sites" in err[0]
+    assert not (tmp_path / "x").exists()
+
+
 def test_simulate_into_a_used_folder_is_one_line(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     rc = main(["simulate", "--date", "2017-10-10", "--out", str(tmp_path)])
