@@ -6,6 +6,7 @@ The spark-submit scripts in jobs/ (and so the Airflow DAG) call these same comma
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lassi.cli.args import (
     CliError,
@@ -17,6 +18,9 @@ from lassi.cli.args import (
     site_of,
     zone,
 )
+
+if TYPE_CHECKING:
+    from lassi.core.quarantine import ParseStats
 
 
 def add_commands(sub) -> None:
@@ -80,7 +84,7 @@ def cmd_ingest(args) -> int:
     return 0
 
 
-def _print_summary(st) -> None:
+def _print_summary(st: ParseStats) -> None:
     """One line per source as soon as its tables are written."""
     print(st.summary(), flush=True)
 
