@@ -486,6 +486,26 @@ def _growth(small: Day, big: Day, res: dict) -> str:
             + "; per phase " + ", ".join(f"{p} {v:.2f}x" for p, v in per.items()))
 
 
+def bench_lock():
+    """One benchmark at a time: two runs on one cache would corrupt each other's figures.
+    Returns the open lock file (keep it referenced); exits when another run holds it."""
+    (BENCH / "cache").mkdir(parents=True, exist_ok=True)
+    fh = (BENCH / "cache" / ".lock").open("w")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit("bench: another benchmark is running on bench/cache/ (wait for it)")
+    return fh
+
+
+def day_results(d: Day) -> dict:
+    """One size's figures for bench/results.json (the bulky per-poll data left out)."""
+    stages = {p: st for p in d.res if (st := d.stages(p))}
+    return {"inputs": d.inputs, "day_s": d.day_s(), "truth_check": d.truth, "stages": stages,
+            "phases": {p: {k: v for k, v in x.items() if k not in BULKY}
+                       for p, x in d.res.items()}}
+
+
 def save_results(kind: str, day_results: dict, key: str = "archer_day") -> None:
     """bench/results.json `<key>.<kind>` (the other keys, e.g. ingest_rates, stay)."""
     path = BENCH / "results.json"
@@ -518,13 +538,7 @@ def main() -> int:
         ap.error(f"unknown phase {bad[0]!r}; known: {', '.join(PHASES)}")
     if not shutil.which("java"):
         ap.error("java not found (run `make java`)")
-    # one benchmark at a time: two runs on one cache would corrupt each other's figures
-    (BENCH / "cache").mkdir(parents=True, exist_ok=True)
-    lock = (BENCH / "cache" / ".lock").open("w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        sys.exit("bench: another benchmark is running on bench/cache/ (wait for it)")
+    lock = bench_lock()   # noqa: F841 - held until the process exits
 
     print(f"lassi bench: {os.cpu_count()} cores, "
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
@@ -549,11 +563,7 @@ def main() -> int:
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load1_end": os.getloadavg()[0]},
-        "sizes": {str(n): {"inputs": d.inputs, "day_s": d.day_s(), "truth_check": d.truth,
-                           "stages": {p: d.stages(p) for p in d.res if d.stages(p)},
-                           "phases": {p: {k: v for k, v in x.items() if k not in BULKY}
-                                      for p, x in d.res.items()}}
-                  for n, d in days.items()},
+        "sizes": {str(n): day_results(d) for n, d in days.items()},
         "targets": tres,
     }
     save_results("dense" if not a.sparse else "sparse", day_results)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import fcntl
 import os
 import sys
 import time
@@ -122,13 +121,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--fresh", action="store_true", help="re-ingest even when cached")
     a = ap.parse_args()
-    lock = (BENCH / "cache" / ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fh = lock.open("w")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        sys.exit("bench: another benchmark is running on bench/cache/ (wait for it)")
+    lock = run.bench_lock()   # noqa: F841 - held until the process exits
     t0 = time.time()
     days = []
     for n in sorted(int(x) for x in a.sizes.split(",") if x.strip()):
@@ -145,10 +138,7 @@ def main() -> int:
     run.save_results("taihulight", {
         "date": BeaconDay.DATE.isoformat(),
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
-        "sizes": {str(d.nodes): {"inputs": d.inputs, "day_s": d.day_s(),
-                                 "stages": {p: d.stages(p) for p in d.res if d.stages(p)},
-                                 "phases": {p: {k: v for k, v in x.items() if k not in run.BULKY}
-                                            for p, x in d.res.items()}} for d in days},
+        "sizes": {str(d.nodes): run.day_results(d) for d in days},
         "targets": tres}, key="taihulight_day")
     return 0
 

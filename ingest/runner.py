@@ -397,12 +397,19 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         raise IngestError(f"no such raw folder: {raw}")
     day = lambda d: d.isoformat()  # noqa: E731
     nxt, prev = date + dt.timedelta(days=1), date - dt.timedelta(days=1)
-    out = _Done(progress)
+    out: list[ParseStats] = []
+
+    def add(*stats: ParseStats) -> None:
+        for st in stats:
+            out.append(st)
+            if progress is not None:
+                progress(st)
+
     ledger = writer.Ledger()
     lustre = _day_files(raw / "lustre", date, day) + _day_files(raw / "lustre", nxt, day)
     if lustre:
-        out.append(ingest_source(spark, wh, site, "lustre", [str(p) for p in lustre], date,
-                                 ledger=ledger))
+        add(ingest_source(spark, wh, site, "lustre", [str(p) for p in lustre], date,
+                          ledger=ledger))
     plan = [("pbs", raw / "pbs", lambda d: d.strftime("%Y%m%d")), ("alps", raw / "alps", day),
             ("slurm", raw / "slurm", day), ("beacon-job", raw / "beacon" / "jobs", day)]
     for source, folder, fmt in plan:
@@ -410,38 +417,20 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         if not main:
             continue
         ctx = _day_files(folder, prev, fmt) + main + _day_files(folder, nxt, fmt)
-        out.append(ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main),
-                                    ledger=ledger))
+        add(ingest_scheduler(spark, wh, site, source, ctx, date, primary=set(main),
+                             ledger=ledger))
     layers = {}
     for layer in BEACON:
         main = _day_files(raw / "beacon" / layer, date, day)
         if main:
             layers[layer] = beacon_tasks(main, date)
     if layers:
-        out += ingest_beacon(spark, wh, site, layers, date, ledger)
-    out += _ingest_tokio_raw(spark, wh, site, raw, date, ledger)
+        add(*ingest_beacon(spark, wh, site, layers, date, ledger))
+    add(*_ingest_tokio_raw(spark, wh, site, raw, date, ledger))
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
     ledger.write(wh, date)
-    return list(out)
-
-
-class _Done(list):
-    """The stats of the sources ingested so far; tells `progress` of each one added."""
-
-    def __init__(self, progress: Callable[[ParseStats], None] | None) -> None:
-        super().__init__()
-        self.progress = progress
-
-    def append(self, st: ParseStats) -> None:
-        super().append(st)
-        if self.progress is not None:
-            self.progress(st)
-
-    def __iadd__(self, more):
-        for st in more:
-            self.append(st)
-        return self
+    return out
 
 
 def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,

@@ -52,7 +52,7 @@ def main(work: str) -> None:
         "prev", F.lag("kb").over(Window.partitionBy("node").orderBy("hour")))
     ranked.join(nw.select("node", "fs").distinct(), ["node", "fs"]).localCheckpoint().count()
     stats = agg.selectExpr("fs", "stack(2, 'ops', CAST(ops AS DOUBLE), 'kb', kb) AS (op, v)")
-    stats.groupBy("fs", "op").agg(F.percentile_approx("v", 0.5), F.stddev("v")).collect()
+    stats.groupBy("fs", "op").agg(F.percentile_approx("v", 0.5), F.stddev("v")).collect()  # 6 rows
 
     def per_node(pdf: pd.DataFrame) -> pd.DataFrame:
         return pdf.groupby(["node"], as_index=False)["kb"].sum()
