@@ -24,7 +24,8 @@ from pyspark.sql import SparkSession
 from lassi.core.config import conf_file, spark_defaults
 from lassi.core.jvm_archive import java_options as archive_options
 
-SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# C1 only reserves a 48 MB code cache by default; keep tiered's 240 MB (see tests/conftest.py)
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
 
 
 def spark_log_file() -> Path:
