@@ -18,10 +18,12 @@ trace holds no cumulative counters: nothing to delta, no D−1 seed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.beacon_layers import (
@@ -54,6 +56,9 @@ if TYPE_CHECKING:
     from lassi.core.config import Site
 
 SOURCE = "lwfs-client"
+BATCH_CHARS = 1 << 24     # characters of small files parsed in one fast-path call
+# a file's (file, prev, day) task, its quarantined lines and its stats
+FileResult = tuple[tuple[str, str | None, date | None], list[Quarantined], ParseStats]
 DATA_OPS = frozenset({"READ", "WRITE"})
 _OP = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -157,9 +162,10 @@ def _count(arr: pa.Array, prefix: bool) -> pa.BooleanArray:
     return all_of(has if prefix else pc.is_valid(arr), _number(bare, 1))
 
 
-def _fast_block(f: Fields, day: date | None, names: dict[str, str], file: str,
+def _fast_block(f: Fields, day: date | None, names: dict[str, str], file: str | pa.Array,
                 schema: pa.Schema) -> tuple[pa.BooleanArray, pa.Table]:
-    """The lines of a block the strict grammar covers (mask) and their rows.
+    """The lines of a block the strict grammar covers (mask) and their rows (`file`: the
+    file of every line, or one name for all).
 
     Strict grammar: printable ASCII fields one space apart; `<ip> <UTC>Z <OP> <fd>` then,
     for READ/WRITE, `<offset> <size> [[count=]<n>]`, otherwise `[path=<p>] [count=<n>]`
@@ -193,7 +199,8 @@ def _fast_block(f: Fields, day: date | None, names: dict[str, str], file: str,
         "count": count,
         "path": when(pc.starts_with(a4, "path="), pc.utf8_slice_codeunits(a4, 5),
                      pa.scalar(None, pa.string())),
-        "file": pa.repeat(pa.scalar(file, pa.string()), len(ip)),
+        "file": (pa.repeat(pa.scalar(file, pa.string()), len(ip)) if isinstance(file, str)
+                 else pc.filter(file, fast)),
     }
     return fast, pa.Table.from_arrays([cols[c].cast(schema.field(c).type)
                                        for c in schema.names], schema=schema)
@@ -231,3 +238,76 @@ def parse_file_arrow(path: str | Path, site: Site | None = None,
     out = pa.concat_tables([*tables, rows_table(slow, schema)])
     stats.rows = out.num_rows
     return out, q, stats
+
+
+def parse_files_arrow(tasks: list[tuple[str, str | None, date | None]], site: Site | None
+                      ) -> Iterator[tuple[pa.Table, list[FileResult]]]:
+    """`parse_file_arrow` of many (file, prev, day) tasks, small files together: their lines
+    go through the strict grammar in one block of up to BATCH_CHARS characters (a node's
+    daily trace is a few thousand lines; per file, the ~250 Arrow calls of a block would
+    cost more than the lines). Yields each batch's rows with every file's (task,
+    quarantine, stats); the same rows, quarantine and accounting as file by file. A file
+    bigger than one read block, or unreadable to its end, is parsed on its own."""
+    schema = row_schema("raw_lwfs_trace")
+    names = site_names(site)
+    parse = line_parser(names)
+    batch: list[tuple[tuple, pa.StringArray]] = []
+    chars = 0
+
+    def flush() -> tuple[pa.Table, list[FileResult]]:
+        nonlocal chars
+        out = _batch(batch, names, parse, schema)
+        batch.clear()
+        chars = 0
+        return out
+
+    for task in tasks:
+        file, prev, day = task
+        if batch and batch[0][0][2] != day:
+            yield flush()
+        blocks = line_blocks(file)
+        try:
+            first = next(blocks, pa.array([], pa.string()))
+            alone = next(blocks, None) is not None
+        except NotFast:
+            alone = True
+        blocks.close()
+        if alone:
+            table, q, st = parse_file_arrow(file, site, prev, day)
+            yield table, [(task, q, st)]
+            continue
+        batch.append((task, first))
+        chars += first.nbytes
+        if chars >= BATCH_CHARS:
+            yield flush()
+    if batch:
+        yield flush()
+
+
+def _batch(batch: list[tuple[tuple, pa.StringArray]], names: dict[str, str], parse,
+           schema: pa.Schema) -> tuple[pa.Table, list[FileResult]]:
+    """One fast-path call over the lines of several whole files (same day): rows, and per
+    file its task, quarantine (its own line numbers) and stats."""
+    day = batch[0][0][2]
+    sizes = np.array([len(lines) for _, lines in batch])
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    files = pa.array([task[0] for task, _ in batch], pa.string())
+    which = pa.array(np.repeat(np.arange(len(batch), dtype=np.int32), sizes))
+    lines = pa.concat_arrays([lines for _, lines in batch])
+    fast, table = _fast_block(Fields(lines), day, names, pc.take(files, which), schema)
+    fast_per_file = np.bincount(pc.filter(which, fast).to_numpy(zero_copy_only=False),
+                                minlength=len(batch))
+    results: list[FileResult] = []
+    for (task, _), n_fast in zip(batch, fast_per_file, strict=True):
+        results.append((task, [], ParseStats(SOURCE, files=1, lines_read=int(n_fast),
+                                             lines_used=int(n_fast), rows=int(n_fast))))
+    slow = []
+    for i, line in slow_lines(lines, fast, 0):
+        k = int(np.searchsorted(starts, i, side="right")) - 1
+        task, q, stats = results[k]
+        s = judge_line(parse, SOURCE, task[0], i - int(starts[k]) + 1, line, day, q, stats)
+        if s is not None:
+            s.row["file"] = task[0]
+            slow.append(s.row)
+            stats.rows += 1
+    return pa.concat_tables([table, rows_table(slow, schema)]), results

@@ -59,15 +59,32 @@ from lassi.core.schemas import schema_of
 from lassi.core.textio import iter_files
 from lassi.core.warehouse import Warehouse
 
+
+def file_by_file(parse: Callable) -> Callable:
+    """A per-file parser `parse(path, site, prev, day) -> (rows, quarantine, stats)` as a
+    task-list parser (what the wire calls): `(tasks, site)` -> (rows, [(task, quarantine,
+    stats)]) per file."""
+    def many(tasks: list[BeaconTask], site: Site):
+        for task in tasks:
+            f, prev, day = task
+            rows, qs, st = parse(f, site, prev, day)
+            yield rows, [(task, qs, st)]
+    many.__name__ = f"file_by_file({getattr(parse, '__name__', 'parse')})"
+    return many
+
+
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
-# Beacon layer -> (table, parse_file(path, site, prev, day) -> (rows as dicts or a pyarrow
-# Table of lassi.ingest.columnar.row_schema(table), quarantined lines, ParseStats))
+# Beacon layer -> (table, task-list parser `(tasks, site)` -> per batch of files: (rows as
+# dicts or a pyarrow Table of lassi.ingest.columnar.row_schema(table), [(task, quarantined
+# lines, ParseStats)]); `file_by_file` makes one of a per-file parser). The LWFS client
+# traces (one small file per compute node) are parsed many files per fast-path call.
 BEACON: dict[str, tuple[str, Callable]] = {
-    "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_file_arrow),
-    "lwfs-server": ("raw_lwfs_server", beacon_columnar.parse_lwfs_server_arrow),
-    "lustre-client": ("raw_lustre_client", beacon_columnar.parse_lustre_client_arrow),
-    "ost": ("raw_ost", beacon_columnar.parse_ost_arrow),
-    "mds": ("raw_mds", beacon_columnar.parse_mds_arrow),
+    "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_files_arrow),
+    "lwfs-server": ("raw_lwfs_server", file_by_file(beacon_columnar.parse_lwfs_server_arrow)),
+    "lustre-client": ("raw_lustre_client",
+                      file_by_file(beacon_columnar.parse_lustre_client_arrow)),
+    "ost": ("raw_ost", file_by_file(beacon_columnar.parse_ost_arrow)),
+    "mds": ("raw_mds", file_by_file(beacon_columnar.parse_mds_arrow)),
 }
 # TOKIO connectors: source -> module with `read_inputs(site, inputs, date, tz)`, which reads
 # its source and gives `IngestResult`s (one per input for LMT databases)
@@ -109,8 +126,8 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     the rows' days); quarantine and ingest_log rows of `date`."""
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     tasks = [(str(f), None, None) for f in files]
-    part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats", _parse_lustre,
-                           tasks, "snapshot_time", owned=None)
+    part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats",
+                           file_by_file(_parse_lustre), tasks, "snapshot_time", owned=None)
     return writer.write_ingest(wh, "lustre", [part], date, ledger=ledger)
 
 
@@ -177,10 +194,17 @@ def _wire_schema(table: str) -> StructType:
                        StructField("aux", StringType(), True)])
 
 
+def _task_json(task: BeaconTask) -> list:
+    """A task as JSON-able list (the day as ISO text)."""
+    f, prev, day = task
+    return [f, prev, day and str(day)]
+
+
 def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool):
-    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with `parse`;
-    emit rows, quarantine and stats as Arrow wire batches (no Python object per row for
-    the columnar parsers, one Arrow conversion per file for the others). A file's stats
+    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
+    task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
+    Python object per row for the columnar parsers, one Arrow conversion per file for the
+    others). A file's stats
     carry its task, so its quarantine can be parsed again (`only_quarantine`: no rows)."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
@@ -197,13 +221,14 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
 
     for batch in batches:
         for tasks in batch.column(0).to_pylist():
-            for task in json.loads(tasks):
-                f, prev, day = task
-                rows, qs, st = parse(f, site, prev, day and dt.date.fromisoformat(day))
-                if qs:
-                    yield side("q", [json.dumps({"source": q.source, "file": q.file,
-                                                 "line_no": q.line_no, "raw": q.raw,
-                                                 "reason": q.reason}) for q in qs])
+            todo = [(f, prev, day and dt.date.fromisoformat(day))
+                    for f, prev, day in json.loads(tasks)]
+            for rows, files in parse(todo, site):
+                for _, qs, _ in files:
+                    if qs:
+                        yield side("q", [json.dumps({"source": q.source, "file": q.file,
+                                                     "line_no": q.line_no, "raw": q.raw,
+                                                     "reason": q.reason}) for q in qs])
                 if only_quarantine:
                     continue
                 t = rows if isinstance(rows, pa.Table) else rows_table(rows, rows_schema)
@@ -212,7 +237,9 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
                         [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
                          pa.nulls(b.num_rows, pa.string())], schema=wire)
                 yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
-                                             "extra": st.extra, "task": json.dumps(task)})])
+                                             "extra": st.extra,
+                                             "task": json.dumps(_task_json(task))})
+                                 for task, _, st in files])
 
 
 def _wire(spark: SparkSession, site: Site, table: str, parse: Callable,

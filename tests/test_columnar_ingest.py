@@ -171,3 +171,46 @@ def test_invalid_utf8_and_empty_file(tmp_path, site):
     empty.write_bytes(b"")
     rows, q, stats = same(empty, site)
     assert (stats.lines_read, stats.rows) == (0, 0)
+
+
+def test_many_files_in_one_call_equal_file_by_file(tmp_path, site, monkeypatch):
+    """`parse_files_arrow` puts small files through one fast-path call: every file keeps its
+    own rows, quarantine (its own line numbers) and accounting; a file of another day, a
+    file bigger than one block and a truncated gzip are handled apart, as file by file."""
+    rng = random.Random(11)
+    paths = []
+    for i in range(6):
+        lines = GOOD + AWKWARD
+        rng.shuffle(lines)
+        p = tmp_path / f"n{i}.log"
+        p.write_text("\n".join(lines[: 5 + 4 * i]) + "\n")
+        paths.append(p)
+    (tmp_path / "empty.log").write_bytes(b"")
+    cut = tmp_path / "cut.log.gz"
+    full = gzip.compress(("\n".join(GOOD * 200) + "\n").encode())
+    cut.write_bytes(full[: len(full) // 2])
+    big = tmp_path / "big.log"
+    big.write_text("\n".join((GOOD + AWKWARD) * 3))
+    paths[3:3] = [tmp_path / "empty.log", cut, big]
+    tasks = [(str(p), None, DAY) for p in paths]
+    tasks.insert(2, (str(paths[0]), None, dt.date(2018, 9, 11)))      # another day: apart
+    monkeypatch.setattr(columnar, "BLOCK_CHARS", 4000)          # `big` spans two blocks
+    monkeypatch.setattr(lwfs_client, "BATCH_CHARS", 1500)       # and batches flush midway
+    got_rows, got = [], []
+    calls = 0
+    for table, files in lwfs_client.parse_files_arrow(tasks, site):
+        calls += 1
+        got_rows += table.to_pylist()
+        got += files
+    assert calls < len(tasks)                                    # files did share calls
+    assert sorted(str(task) for task, _, _ in got) == sorted(map(str, tasks))  # each once
+    want_rows = []
+    for task, q, stats in got:
+        rows, rq, rs = lwfs_client.parse_file_arrow(task[0], site, None, task[2])
+        want_rows += rows.to_pylist()
+        assert [(x.file, x.line_no, x.raw, x.reason) for x in q] == \
+            [(x.file, x.line_no, x.raw, x.reason) for x in rq], task
+        assert stats == rs, task
+    key = lambda r: tuple("" if v is None else str(v) for v in r.values())  # noqa: E731
+    assert sorted(got_rows, key=key) == sorted(want_rows, key=key)
+    assert sum(s.lines_quarantined for _, _, s in got) > 20      # the awkward lines counted
