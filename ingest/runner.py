@@ -305,10 +305,11 @@ def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[Beaco
 
 def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
                   plan: dict[str, list[BeaconTask]], date: dt.date | None,
-                  ledger: writer.Ledger | None = None) -> list[ParseStats]:
+                  ledger: writer.Ledger | None = None,
+                  progress: Callable[[ParseStats], None] | None = None) -> list[ParseStats]:
     """Ingest Beacon layers ({source: tasks}) into their tables, then one quarantine and
     ingest_log rewrite for all of them (or hand them to `ledger`), and `fwd_map`/`ost_map`
-    for every date written.
+    for every date written. `progress(stats)` is called as each layer's table is written.
 
     Quarantine and log rows go to `date` (today when None), as for the other sources.
     """
@@ -320,6 +321,8 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
         part = _parse_layer(spark, site, source, tasks)
         dates |= set(writer.write_tables(wh, part.tables))
         parts.append(writer.finished(part))
+        if progress is not None:
+            progress(parts[-1].stats)
     if ledger is not None:
         for p in parts:
             ledger.add(p.source, [p.quarantined], [p.stats])
@@ -452,7 +455,7 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
         if main:
             layers[layer] = beacon_tasks(main, date)
     if layers:
-        add(*ingest_beacon(spark, wh, site, layers, date, ledger))
+        out += ingest_beacon(spark, wh, site, layers, date, ledger, progress)
     add(*_ingest_tokio_raw(spark, wh, site, raw, date, ledger))
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 
 EXIT_USAGE, EXIT_FAIL = 2, 1
+EXIT_LOCKED = 75        # sysexits' EX_TEMPFAIL: another command is writing the warehouse
+_LOCKED: list = []      # warehouses whose writer lock this process holds (run_command frees)
 
 
 class CliError(Exception):
@@ -113,13 +115,29 @@ def site_of(args: argparse.Namespace):
     return load_site(args.site, nodes=getattr(args, "nodes", None))
 
 
-def open_warehouse(args: argparse.Namespace, app: str, short_lived: bool = False):
+def add_lock_wait(p: argparse.ArgumentParser) -> None:
+    """--lock-wait: how long a writing command waits for another one on its warehouse."""
+    p.add_argument("--lock-wait", type=float, metavar="SECONDS",
+                   default=float(os.environ.get("LASSI_LOCK_WAIT", "0")),
+                   help="wait up to SECONDS for another command writing the same warehouse "
+                   "(default $LASSI_LOCK_WAIT or 0: refuse at once, exit 75)")
+
+
+def open_warehouse(args: argparse.Namespace, app: str, short_lived: bool = False,
+                   writes: bool = False):
     """The warehouse of --warehouse on a Spark session named `lassi <app>` (`short_lived`:
-    a command of a few small queries, see lassi.core.spark.get_spark)."""
+    a command of a few small queries, see lassi.core.spark.get_spark). `writes`: the
+    command writes tables, so it takes the warehouse's writer lock first (held until the
+    command ends; `--lock-wait`)."""
     from lassi.core.spark import get_spark
     from lassi.core.warehouse import Warehouse
 
-    return Warehouse(get_spark(f"lassi {app}", short_lived=short_lived), args.warehouse)
+    wh = Warehouse(get_spark(f"lassi {app}", short_lived=short_lived), args.warehouse)
+    if writes:
+        wh.lock_writes(getattr(args, "command_line", f"lassi {app}"),
+                       getattr(args, "lock_wait", 0.0))
+        _LOCKED.append(wh)
+    return wh
 
 
 def existing_warehouse(root: str) -> None:
@@ -148,8 +166,13 @@ def zone(name: str) -> str:
 def run_command(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """`fn(args)`; any failure becomes one line `lassi: error: ...` and exit 1 (no traceback
     unless $LASSI_DEBUG is set). ConfigError and JobNotFound are ValueErrors."""
+    from lassi.core.writer_lock import LockHeld
+
     try:
         return fn(args)
+    except LockHeld as exc:
+        _fail(str(exc))
+        return EXIT_LOCKED
     except CliError as exc:
         return _fail(str(exc))
     except (ValueError, OSError, KeyError) as exc:     # FileNotFoundError is an OSError
@@ -158,6 +181,9 @@ def run_command(fn: Callable[[argparse.Namespace], int], args: argparse.Namespac
         if os.environ.get("LASSI_DEBUG"):
             raise
         return _fail(f"{type(exc).__name__}: {_first_line(exc)[:300]}")
+    finally:
+        while _LOCKED:
+            _LOCKED.pop().release_writes()
 
 
 def _first_line(exc: BaseException) -> str:

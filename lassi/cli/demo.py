@@ -39,31 +39,35 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     else:
         yield f"reusing simulated raw files in {raw}"
     wh = Warehouse(get_spark("lassi demo"), str(wh_root.resolve()))
-    for st in ingest_raw(wh.spark, wh, site, raw, date):
-        yield "ingest " + st.summary()
-    yield from run_daily(wh, site, date)
-    from lassi.report.daily import write_daily_report
+    wh.lock_writes("lassi demo")
+    try:
+        for st in ingest_raw(wh.spark, wh, site, raw, date):
+            yield "ingest " + st.summary()
+        yield from run_daily(wh, site, date)
+        from lassi.report.daily import write_daily_report
 
-    index = write_daily_report(wh, site, date, date, root / "report")
-    yield f"warehouse: {wh_root.resolve()}  (tables: {', '.join(sorted(_tables(wh_root)))})"
-    if site.has_forwarding:
-        yield (f"query it: lassi sql --warehouse {wh_root} \"SELECT io_mode, count(*), "
-               f"sum(read_bytes + write_bytes) / 1e9 AS gb FROM job_summary GROUP BY 1\"")
-    else:
-        yield (f"query it: lassi sql --warehouse {wh_root} "
-               f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
-               f"ORDER BY 4 DESC LIMIT 5\"")
-    job = (wh.read("job_metrics", date).filter(F.col("perf_mibs") > 0)
-           .orderBy("perf_mibs").select("job_id").first())
-    if job is not None:
-        yield (f"one job, all layers: lassi summarize-job {job.job_id} --site {site.name} "
-               f"--warehouse {wh_root}; lassi umami {job.job_id} ...")
-    slow = (wh.read("job_diagnosis", date).orderBy(F.desc("job_lost_s"), "job_id")
-            .select("job_id").first())
-    if slow is not None:
-        yield (f"why was it slow: lassi why {slow.job_id} --site {site.name} "
-               f"--warehouse {wh_root} [--json] [--html why.html]")
-    yield f"daily report: {index.resolve()}"
+        index = write_daily_report(wh, site, date, date, root / "report")
+        yield f"warehouse: {wh_root.resolve()}  (tables: {', '.join(sorted(_tables(wh_root)))})"
+        if site.has_forwarding:
+            yield (f"query it: lassi sql --warehouse {wh_root} \"SELECT io_mode, count(*), "
+                   f"sum(read_bytes + write_bytes) / 1e9 AS gb FROM job_summary GROUP BY 1\"")
+        else:
+            yield (f"query it: lassi sql --warehouse {wh_root} "
+                   f"\"SELECT exe, user, max(risk_oss), max(risk_mds) FROM app_hour GROUP BY 1, 2 "
+                   f"ORDER BY 4 DESC LIMIT 5\"")
+        job = (wh.read("job_metrics", date).filter(F.col("perf_mibs") > 0)
+               .orderBy("perf_mibs").select("job_id").first())
+        if job is not None:
+            yield (f"one job, all layers: lassi summarize-job {job.job_id} --site {site.name} "
+                   f"--warehouse {wh_root}; lassi umami {job.job_id} ...")
+        slow = (wh.read("job_diagnosis", date).orderBy(F.desc("job_lost_s"), "job_id")
+                .select("job_id").first())
+        if slow is not None:
+            yield (f"why was it slow: lassi why {slow.job_id} --site {site.name} "
+                   f"--warehouse {wh_root} [--json] [--html why.html]")
+        yield f"daily report: {index.resolve()}"
+    finally:
+        wh.release_writes()
 
 
 def _tables(root: Path) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from lassi import __version__
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `lassi` console command (and of the jobs/ scripts)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.command_line = shlex.join(["lassi", *argv])     # names a writer lock's holder
     if args.verbose:
         os.environ["LASSI_VERBOSE"] = "1"   # read by lassi.core.spark when the JVM starts
     return run_command(args.func, args)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from lassi.cli.args import (
     CliError,
+    add_lock_wait,
     add_nodes,
     add_site,
     add_warehouse,
@@ -36,6 +37,7 @@ def add_commands(sub) -> None:
     i.add_argument("--tz", default=None,
                    help="time zone of a source's local times (default: the site's, e.g. LMT)")
     add_warehouse(i)
+    add_lock_wait(i)
     add_site(i)
     add_nodes(i)
     i.set_defaults(func=cmd_ingest)
@@ -54,6 +56,7 @@ def add_commands(sub) -> None:
                    help="first ingest this raw folder for the date (`lassi ingest --raw`), in "
                         "the same Spark session: the whole day in one JVM / one spark-submit")
     add_warehouse(r)
+    add_lock_wait(r)
     add_site(r)
     add_nodes(r)
     r.set_defaults(func=cmd_run)
@@ -68,7 +71,7 @@ def cmd_ingest(args) -> int:
             raise CliError("--raw needs --date")
         if not Path(args.raw).is_dir():
             raise CliError(f"no such raw folder: {args.raw}")
-        wh = open_warehouse(args, "ingest")
+        wh = open_warehouse(args, "ingest", writes=True)
         ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary)
         return 0
     if not args.input:
@@ -78,7 +81,7 @@ def cmd_ingest(args) -> int:
             raise CliError(f"no such file or directory: {p}")
     if args.tz is not None:
         zone(args.tz)
-    wh = open_warehouse(args, "ingest")
+    wh = open_warehouse(args, "ingest", writes=True)
     _print_summary(ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
                                  tz=args.tz))
     return 0
@@ -95,7 +98,7 @@ def cmd_run(args) -> int:
     site = site_of(args)
     if args.raw and not Path(args.raw).is_dir():
         raise CliError(f"no such raw folder: {args.raw}")
-    wh = open_warehouse(args, "daily")
+    wh = open_warehouse(args, "daily", writes=True)
     if args.raw:
         from lassi.ingest.runner import ingest_raw
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lassi.cli.args import (
     CliError,
+    add_lock_wait,
     add_period,
     add_site,
     add_warehouse,
@@ -38,6 +39,7 @@ def add_commands(sub) -> None:
     lm.add_argument("--tz", default=None,
                     help="time zone of the database's TIMESTAMP_INFO (default: the site's lmt)")
     add_warehouse(lm)
+    add_lock_wait(lm)
     add_site(lm)
     lm.set_defaults(func=cmd_archive_lmt)
 
@@ -136,7 +138,7 @@ def cmd_archive_lmt(args) -> int:
     except LmtError as exc:
         raise CliError(str(exc)) from None
     with db:
-        wh = open_warehouse(args, "archive-lmt")
+        wh = open_warehouse(args, "archive-lmt", writes=True)
         stats = archive(wh.spark, wh, db, start, end)
     print(summary(stats, db.name, start, end), flush=True)
     return 0

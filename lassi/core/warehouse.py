@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from lassi.core.frames import local_frame
 from lassi.core.schemas import schema_of
+from lassi.core.writer_lock import WriterLock
 
 DateLike = dt.date | str
 
@@ -67,6 +68,7 @@ class Warehouse:
         self._Path = jvm.org.apache.hadoop.fs.Path
         hconf = spark.sparkContext._jsc.hadoopConfiguration()
         self._fs = self._Path(self.root).getFileSystem(hconf)
+        self.writer_lock: WriterLock | None = None
 
     # paths -------------------------------------------------------------------------------
     def table_path(self, table: str) -> str:
@@ -175,6 +177,44 @@ class Warehouse:
         df = local_frame(self.spark, rows, schema_of(table))
         return self.write(df, table, dates)
 
+    # the writer lock ----------------------------------------------------------------------
+    def lock_writes(self, command: str, wait_s: float = 0.0) -> WriterLock:
+        """Take the warehouse's writer lock for `command` (released at `release_writes` or
+        when the process ends: its heartbeat stops); LockHeld names a live holder."""
+        if self.writer_lock is None:
+            self.writer_lock = WriterLock(self.spark.sparkContext._jvm, self._fs, self.root,
+                                          command, local_root(self.root))
+            try:
+                self.writer_lock.acquire(wait_s)
+            except BaseException:
+                self.writer_lock = None
+                raise
+            self._tidy()
+        return self.writer_lock
+
+    def _tidy(self) -> None:
+        """With the writer lock: finish every swap a killed writer left halfway, and remove
+        its staged files (no other writer can be using them)."""
+        for table in self._ls(f"{self.root}/_trash"):
+            self._recover(table)
+        for leftover in ("_trash", "_staging"):
+            self._fs.delete(self._p(f"{self.root}/{leftover}"), True)
+
+    def release_writes(self) -> None:
+        """Give the writer lock back (nothing when not held)."""
+        if self.writer_lock is not None:
+            self.writer_lock.release()
+            self.writer_lock = None
+
+    def _may_repair(self) -> bool:
+        """Half-done swaps are ours to repair: we hold the writer lock, or no live command
+        does."""
+        if self.writer_lock is not None:
+            return True
+        h = WriterLock(self.spark.sparkContext._jvm, self._fs, self.root, "",
+                       local_root(self.root)).holder()
+        return h is None or not h.alive()
+
     def _swap(self, table: str, d: dt.date, staged: str | None, token: str) -> None:
         live = self.partition_path(table, d)
         trash_dir = f"{self.root}/_trash/{table}"
@@ -188,9 +228,13 @@ class Warehouse:
         self._fs.delete(self._p(trash), True)
 
     def _recover(self, table: str) -> None:
-        """Finish or undo a swap that a killed run left halfway."""
+        """Finish or undo a swap that a killed run left halfway (not while another live
+        command holds the writer lock: its swap may be under way)."""
         trash_dir = f"{self.root}/_trash/{table}"
-        for name in self._ls(trash_dir):
+        names = self._ls(trash_dir)
+        if names and not self._may_repair():
+            return
+        for name in names:
             part = name.split(".", 1)[0]  # date=YYYY-MM-DD
             live = f"{self.table_path(table)}/{part}"
             old = f"{trash_dir}/{name}"
