@@ -32,6 +32,7 @@ from lassi.ingest import (
     beacon_job,
     beacon_maps,
     darshan,
+    data_checks,
     lctl_dl,
     lfs_df,
     lmt,
@@ -392,7 +393,8 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
                   ledger: writer.Ledger | None = None) -> ParseStats:
     """Ingest one source from files or directories (or a database URI for LMT); returns the
     line accounting. `tz` overrides the site's zone for sources with local times; with
-    `ledger`, the quarantine and ingest_log rows are left to it (one write per run)."""
+    `ledger`, the quarantine and ingest_log rows are left to it (one write per run). The
+    caller runs the date's data checks (`check_date`) when it has ingested all it will."""
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
     if source in TOKIO:
@@ -416,11 +418,13 @@ def _day_files(folder: Path, day: dt.date, fmt: Callable[[dt.date], str]) -> lis
 
 
 def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: dt.date,
-               progress: Callable[[ParseStats], None] | None = None) -> list[ParseStats]:
+               progress: Callable[[ParseStats], None] | None = None,
+               warn: Callable[[str], None] | None = None) -> list[ParseStats]:
     """Everything under a simulator/collector folder for one date (and the next day's
     first captures, which close the date's last window); Beacon layers
     `beacon/<layer>/*/<date>.log[.gz]` with the previous day's files as delta seeds. The
-    quarantine and ingest_log rows of every source are written once, at the end.
+    quarantine and ingest_log rows of every source are written once, at the end, then the
+    date's `data_check` rows (`lassi.ingest.data_checks`; `warn(line)` gets each warning).
     `progress(stats)` is called as each source's tables are written."""
     raw = Path(raw)
     if not raw.is_dir():
@@ -460,7 +464,18 @@ def ingest_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path, date: 
     if not out:
         raise IngestError(f"nothing for {date} under {raw}")
     ledger.write(wh, date)
+    check_date(wh, site, date, warn)
     return out
+
+
+def check_date(wh: Warehouse, site: Site, date: dt.date | None,
+               warn: Callable[[str], None] | None) -> None:
+    """The date's data checks (none without a date); each warning line to `warn`."""
+    if date is None:
+        return
+    for c in data_checks.run_checks(wh, site, date):
+        if c.warning is not None and warn is not None:
+            warn(c.warning)
 
 
 def _ingest_tokio_raw(spark: SparkSession, wh: Warehouse, site: Site, raw: Path,

@@ -19,6 +19,7 @@ from lassi.ingest.runner import (
     BEACON,
     SOURCES,
     beacon_tasks,
+    check_date,
     ingest_raw,
     ingest_source,
     prev_day_file,
@@ -641,3 +642,35 @@ def test_job_log_listing_nodes_by_ip_is_named_through_the_site(warehouse, tmp_pa
     rows = {r.job_id: r for r in warehouse.read("app_run", [dt.date(2018, 2, 25)]).collect()}
     assert rows["7"].nodes == ["cn00001", "cn00002", "cn00003"] and rows["7"].n_nodes == 3
     assert rows["8"].nodes == ["cn00004", "cn00005"]
+
+
+def test_trace_ips_the_site_does_not_know_are_a_loud_warning(sim, spark, tmp_path):
+    """The day's own site: every trace line's IP is a compute node's (check found nothing).
+    A site whose compute IPs start elsewhere (`ip_offset`), as a wrong conf/ would: every
+    line is counted, one warning line says so (counts from the raw files)."""
+    import copy
+
+    from lassi.core.config import Site
+    from lassi.core.warehouse import Warehouse
+
+    wh, _, _ = sim
+    raw = Path(wh.root).parent
+    files = sorted((raw / "beacon" / "lwfs-client").glob(f"*/{D}.log"))
+    lines = sum(1 for f in files for x in f.read_text().splitlines() if x.strip())
+    checks = {r["source"]: r for r in wh.read("data_check", [D]).collect()}
+    assert (checks["lwfs-client"]["n_bad"], checks["lwfs-client"]["n_total"]) == (0, lines)
+    assert checks["scheduler"]["n_bad"] == 0 and checks["lwfs-client"]["warning"] is None
+
+    site = load_site("taihulight", nodes=SIM_NODES)
+    data = copy.deepcopy(site.data)
+    data["compute"]["ip_offset"] = 8192                    # IPs from 20.0.32.0
+    shifted = Site(data, "shifted.yaml")
+    other = Warehouse(spark, str(tmp_path / "wh"))
+    ingest_source(spark, other, shifted, "lwfs-client", [str(raw / "beacon" / "lwfs-client")],
+                  D)
+    warnings: list[str] = []
+    check_date(other, shifted, D, warnings.append)
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"warning: lwfs-client: {lines:,} of {lines:,} trace lines "
+                                  "from IPs the site does not know (e.g. 20.0.8.")
+    assert "shifted.yaml (compute.ip_format, ip_offset)" in warnings[0]

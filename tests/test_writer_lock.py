@@ -111,13 +111,19 @@ def test_heartbeat_keeps_a_long_holder_fresh(spark, tmp_path, monkeypatch):
     lock.release()
 
 
-def test_readers_leave_a_live_writers_half_swap_alone(spark, tmp_path):
+def half_swap(spark, tmp_path: Path) -> tuple[Path, Path]:
+    """A warehouse with two rows on D1 whose partition a writer has just moved aside (the
+    first rename of a swap): its root and the trash entry."""
     root = tmp_path / "wh"
     Warehouse(spark, str(root)).write_rows([q(1), q(2)], "quarantine")
-    live = root / "quarantine" / f"date={D1}"
     trash = root / "_trash" / "quarantine" / f"date={D1}.tok"
     trash.parent.mkdir(parents=True, exist_ok=True)
-    live.rename(trash)                                     # a writer mid-swap
+    (root / "quarantine" / f"date={D1}").rename(trash)
+    return root, trash
+
+
+def test_readers_leave_a_live_writers_half_swap_alone(spark, tmp_path):
+    root, trash = half_swap(spark, tmp_path)
     writer = Warehouse(spark, str(root))
     writer._tidy = lambda: None                            # a writer between its swaps
     writer.lock_writes("writer", 0)
@@ -129,12 +135,7 @@ def test_readers_leave_a_live_writers_half_swap_alone(spark, tmp_path):
 
 
 def test_taking_the_lock_clears_a_killed_writers_leftovers(spark, tmp_path):
-    root = tmp_path / "wh"
-    Warehouse(spark, str(root)).write_rows([q(1), q(2)], "quarantine")
-    live = root / "quarantine" / f"date={D1}"
-    trash = root / "_trash" / "quarantine" / f"date={D1}.tok"
-    trash.parent.mkdir(parents=True, exist_ok=True)
-    live.rename(trash)
+    root, _ = half_swap(spark, tmp_path)
     staged = root / "_staging" / "quarantine" / "abc" / f"date={D1}"
     staged.mkdir(parents=True)
     (staged / "part-0.parquet").write_bytes(b"half")

@@ -41,8 +41,10 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     wh = Warehouse(get_spark("lassi demo"), str(wh_root.resolve()))
     wh.lock_writes("lassi demo")
     try:
-        for st in ingest_raw(wh.spark, wh, site, raw, date):
+        warnings: list[str] = []
+        for st in ingest_raw(wh.spark, wh, site, raw, date, warn=warnings.append):
             yield "ingest " + st.summary()
+        yield from warnings
         yield from run_daily(wh, site, date)
         from lassi.report.daily import write_daily_report
 

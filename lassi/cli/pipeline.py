@@ -5,6 +5,7 @@ The spark-submit scripts in jobs/ (and so the Airflow DAG) call these same comma
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +64,7 @@ def add_commands(sub) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from lassi.ingest.runner import URI_SCHEMES, ingest_raw, ingest_source
+    from lassi.ingest.runner import URI_SCHEMES, check_date, ingest_raw, ingest_source
 
     site = site_of(args)
     if args.raw:
@@ -72,7 +73,8 @@ def cmd_ingest(args) -> int:
         if not Path(args.raw).is_dir():
             raise CliError(f"no such raw folder: {args.raw}")
         wh = open_warehouse(args, "ingest", writes=True)
-        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary)
+        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary,
+                   warn=_print_warning)
         return 0
     if not args.input:
         raise CliError("--source needs --input PATH [PATH ...]")
@@ -84,12 +86,18 @@ def cmd_ingest(args) -> int:
     wh = open_warehouse(args, "ingest", writes=True)
     _print_summary(ingest_source(wh.spark, wh, site, args.source, args.input, args.date,
                                  tz=args.tz))
+    check_date(wh, site, args.date, _print_warning)
     return 0
 
 
 def _print_summary(st: ParseStats) -> None:
     """One line per source as soon as its tables are written."""
     print(st.summary(), flush=True)
+
+
+def _print_warning(line: str) -> None:
+    """A data check's warning: one line on stderr."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def cmd_run(args) -> int:
@@ -102,7 +110,8 @@ def cmd_run(args) -> int:
     if args.raw:
         from lassi.ingest.runner import ingest_raw
 
-        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary)
+        ingest_raw(wh.spark, wh, site, Path(args.raw), args.date, progress=_print_summary,
+                   warn=_print_warning)
     stages = args.stage or ([s for f in args.family for s in FAMILIES[f]] if args.family
                             else None)
     for line in run_daily(wh, site, args.date, stages):

@@ -20,7 +20,7 @@ from lassi.core.config import Site
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
 from lassi.report.beacon import beacon_section
-from lassi.report.data import ReportData, load
+from lassi.report.data import ReportData, load, load_quality
 from lassi.report.html import beacon_page, page
 from lassi.report.siox import siox_section
 from lassi.report.tokio import tokio_section
@@ -106,8 +106,8 @@ def write_daily_report(wh: Warehouse, site: Site, first: dt.date, last: dt.date,
             return render(data, folder, beacon, tokio, siox)
         folder.mkdir(parents=True, exist_ok=True)
         index = folder / "index.html"
-        index.write_text(beacon_page(site.name, first, last, beacon + tokio + siox),
-                         encoding="utf-8")
+        index.write_text(beacon_page(site.name, first, last, beacon + tokio + siox,
+                                     load_quality(wh, period)), encoding="utf-8")
         return index
 
     return publish(Path(out), report_name(site, first, last), build)

@@ -41,8 +41,7 @@ class ReportData:
     dates_with_data: list[dt.date]
     filesystems: list[str]
     summary: dict
-    quality: pd.DataFrame        # per source: files, lines read/used/quarantined, resets
-    quarantine: pd.DataFrame     # per source and reason: lines
+    quality: Quality             # ingest accounting, quarantine reasons, data checks
     fs_hour: pd.DataFrame        # fs, hour, n_apps, risk_oss, risk_mds, read/write_kb_ops
     app_risk: dict[str, pd.DataFrame]  # 'oss'/'mds' -> fs, hour, app_id, rank, label, risk
     baseline: pd.DataFrame       # fs, op, mean, std, rsd, n, period_start, period_end
@@ -134,7 +133,7 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
 
         baseline = _pdf(wh.read("fs_baseline", [present[-1]]).drop("date"))
 
-        quality, quarantine = _quality(wh, period)
+        quality = load_quality(wh, period)
         groups, n_groups, group_runs, groups_date = _groups(wh, period)
 
         filesystems = sorted(set(fs_hour["fs"]) | {f.name for f in site.filesystems})
@@ -149,12 +148,23 @@ def load(wh: Warehouse, site: Site, first: dt.date, last: dt.date) -> ReportData
         slowdown_factor=site.settings.thresholds.slowdown_factor, oss_ops=oss_ops,
         mds_ops=mds_ops,
         dates_with_data=present, filesystems=filesystems, summary=summary,
-        quality=quality, quarantine=quarantine, fs_hour=fs_hour, app_risk=app_risk,
+        quality=quality, fs_hour=fs_hour, app_risk=app_risk,
         baseline=baseline, top_apps=top, slowed=slowed, groups=groups, n_groups=n_groups,
         group_runs=group_runs, groups_date=groups_date)
 
 
-def _quality(wh: Warehouse, period: list[dt.date]) -> tuple[pd.DataFrame, pd.DataFrame]:
+@dataclass
+class Quality:
+    """What the data-quality box shows for a period."""
+
+    log: pd.DataFrame            # per source: files, lines read/used/quarantined, resets
+    quarantine: pd.DataFrame     # per source and reason: lines (the ten commonest)
+    checks: pd.DataFrame         # data_check rows: source, check, n_bad, n_total, examples,
+                                 # warning (summed over the period, examples of its last day)
+
+
+def load_quality(wh: Warehouse, period: list[dt.date]) -> Quality:
+    """The period's ingest accounting, commonest quarantine reasons and data checks."""
     log = wh.read("ingest_log", period).groupBy("source").agg(
         F.sum("files").alias("files"), F.sum("lines_read").alias("lines_read"),
         F.sum("lines_used").alias("lines_used"),
@@ -162,7 +172,11 @@ def _quality(wh: Warehouse, period: list[dt.date]) -> tuple[pd.DataFrame, pd.Dat
         F.sum("counter_resets").alias("counter_resets")).orderBy("source")
     q = (wh.read("quarantine", period).groupBy("source", "reason").count()
          .orderBy(F.desc("count"), "source", "reason").limit(10))
-    return _pdf(log), _pdf(q)
+    checks = (wh.read("data_check", period).groupBy("source", "check").agg(
+        F.sum("n_bad").alias("n_bad"), F.sum("n_total").alias("n_total"),
+        F.max_by("examples", "date").alias("examples"),
+        F.max_by("warning", "date").alias("warning")).orderBy("source", "check"))
+    return Quality(_pdf(log), _pdf(q), _pdf(checks))
 
 
 def _groups(wh: Warehouse, period: list[dt.date]):

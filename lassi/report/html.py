@@ -8,7 +8,7 @@ from html import escape
 
 import pandas as pd
 
-from lassi.report.data import MIN_GROUP_RUNS, TOP_SLOWED, ReportData, app_label
+from lassi.report.data import MIN_GROUP_RUNS, TOP_SLOWED, Quality, ReportData, app_label
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #222;
@@ -120,7 +120,8 @@ def period_text(d: ReportData) -> str:
     return d.first.isoformat() if d.first == d.last else f"{d.first} to {d.last}"
 
 
-def beacon_page(site: str, first: dt.date, last: dt.date, beacon: str) -> str:
+def beacon_page(site: str, first: dt.date, last: dt.date, beacon: str, quality: Quality
+                ) -> str:
     """The page of a site-day with Beacon data but no LASSi (Lustre export) data."""
     span = first.isoformat() if first == last else f"{first} to {last}"
     now = dt.datetime.now(dt.timezone.utc)
@@ -135,6 +136,7 @@ def beacon_page(site: str, first: dt.date, last: dt.date, beacon: str) -> str:
 <h1>lassi daily report: {escape(site)}, {span}</h1>
 <p class="meta">Generated {now:%Y-%m-%d %H:%M} UTC. All times are UTC. This site has
 Beacon multi-layer data only (no Lustre export statistics, so no LASSi risk figures).</p>
+<div class="boxes"><div class="box">{quality_box(quality)}</div></div>
 {beacon}
 <p class="meta">lassi: Beacon per-job profiles and system views (Yang et al.), computed
 with Spark from the LWFS client and server, Lustre client, OST and MDS layers.</p>
@@ -162,7 +164,7 @@ risks are per hour.</p>
 <p class="summary">{summary}</p>
 {miss}
 <div class="boxes">
-<div class="box">{_quality(d)}</div>
+<div class="box">{quality_box(d.quality)}</div>
 <div class="box">{_how_to_read(d)}</div>
 </div>
 <nav><b>Filesystems:</b> {nav} <a href="#run-groups">run groups</a>{_beacon_link(d)}</nav>
@@ -180,12 +182,14 @@ def _beacon_link(d: ReportData) -> str:
     return out
 
 
-def _quality(d: ReportData) -> str:
-    q = d.quality
-    if q.empty:
-        return "<h3>Data quality</h3><p class='note'>No ingest log for this period.</p>"
+def quality_box(q: Quality) -> str:
+    """The data-quality box: data checks against the site's configuration (warnings first),
+    lines read/used/quarantined per source, the commonest quarantine reasons."""
+    out = "<h3>Data quality</h3>" + _checks(q.checks)
+    if q.log.empty:
+        return out + "<p class='note'>No ingest log for this period.</p>"
     rows = []
-    for _, r in q.iterrows():
+    for _, r in q.log.iterrows():
         quarantined = int(r["lines_quarantined"])
         qcls = "num warn" if quarantined else "num"
         rows.append([td(esc(r["source"])), td(integer(r["files"]), "num"),
@@ -193,18 +197,34 @@ def _quality(d: ReportData) -> str:
                      td(integer(r["lines_used"]), "num"),
                      td(integer(quarantined), qcls),
                      td(integer(r["counter_resets"]), "num")])
-    total = q[["lines_read", "lines_quarantined", "counter_resets"]].sum()
-    out = ("<h3>Data quality</h3>"
-           f"<p>{integer(total['lines_read'])} lines read, "
-           f"{integer(total['lines_quarantined'])} quarantined, "
-           f"{integer(total['counter_resets'])} Lustre counter resets.</p>"
-           + html_table(["source", "files", "lines read", "used", "quarantined",
-                         "counter resets"], rows))
-    if not d.quarantine.empty:
+    total = q.log[["lines_read", "lines_quarantined", "counter_resets"]].sum()
+    out += (f"<p>{integer(total['lines_read'])} lines read, "
+            f"{integer(total['lines_quarantined'])} quarantined, "
+            f"{integer(total['counter_resets'])} Lustre counter resets.</p>"
+            + html_table(["source", "files", "lines read", "used", "quarantined",
+                          "counter resets"], rows))
+    if not q.quarantine.empty:
         items = "".join(f"<li>{esc(r['source'])}: {esc(r['reason'])} ({integer(r['count'])} lines)"
-                        "</li>" for _, r in d.quarantine.iterrows())
+                        "</li>" for _, r in q.quarantine.iterrows())
         out += f"<p>Most common quarantine reasons:</p><ul>{items}</ul>"
     return out
+
+
+def _checks(checks: pd.DataFrame) -> str:
+    """Warnings of the data checks (one line each), and the checks that found anything."""
+    if checks.empty:
+        return ""
+    warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in checks["warning"].dropna())
+    found = checks[checks["n_bad"] > 0]
+    if found.empty:
+        return warn + ("<p>Checks against the site configuration: every trace IP, export "
+                       "NID and job node is one of the site's.</p>")
+    rows = [[td(esc(r["source"])), td(esc(r["check"])),
+             td(f"{integer(r['n_bad'])} of {integer(r['n_total'])}",
+                "num warn" if isinstance(r["warning"], str) else "num"),
+             td(esc(r["examples"] or ""))] for _, r in found.iterrows()]
+    return warn + html_table(["source", "not matching the site's configuration", "rows",
+                              "e.g."], rows)
 
 
 def _how_to_read(d: ReportData) -> str:

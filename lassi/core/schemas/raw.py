@@ -77,6 +77,16 @@ INGEST_LOG = StructType([
     DATE,
 ])
 
+DATA_CHECK = StructType([                      # ingest.data_checks: data against conf/
+    field("source", StringType(), False),     # lwfs-client | lustre | scheduler
+    field("check", StringType(), False),      # what n_bad counts
+    field("n_bad", LongType(), False),
+    field("n_total", LongType(), False),
+    field("examples", StringType()),          # up to three offending identities
+    field("warning", StringType()),           # the one-line warning, when most rows fail
+    DATE,
+])
+
 RAW_LWFS_TRACE = StructType([
     field("node", StringType()),              # compute node name (from the IP through conf/)
     field("ip", StringType(), False),         # node identity in the trace

@@ -1,0 +1,114 @@
+"""SIGKILL mid-run, then rerun: every table equals a clean run's and nothing is left behind.
+
+One warehouse, one simulated 4-node ARCHER day, `lassi run daily --raw RAW --family risk`
+(ingest, then the LASSi stages) in a process group of its own (the Python driver and its
+JVM). The run is killed at points read from what it does, never after a sleep: when its
+stage log says the Lustre statistics were written (mid-ingest), when node_window's staged
+write appears under `_staging/` (mid-write), and when the log says app_hour was written
+(between stages); each next run starts on what the killed one left (a writer lock of a
+dead pid, staged files, half the day). The last run completes, and every table then
+equals the clean in-process run's, sorted, without the columns that date a run; no
+`_staging`, `_trash` or lock file is left.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import FAST_JVM
+from tests.test_cluster import _table
+from tests.test_packaging import _env
+
+DATE = dt.date(2017, 10, 10)
+
+
+@pytest.fixture(scope="module")
+def day(spark, tmp_path_factory) -> tuple[Path, Path]:
+    """(raw folder, the clean run's warehouse): ingest and the risk family in-process."""
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import FAMILIES, run_daily
+    from lassi.sim.runner import simulate
+
+    tmp = tmp_path_factory.mktemp("kill")
+    site = load_site("archer", nodes=4)
+    raw = tmp / "raw"
+    simulate(site, DATE, 1, 3, raw, tokio=False)
+    clean = Warehouse(spark, str(tmp / "clean"))
+    ingest_raw(spark, clean, site, raw, DATE)
+    list(run_daily(clean, site, DATE, FAMILIES["risk"]))
+    return raw, tmp / "clean"
+
+
+def run_until(argv: list[str], env: dict[str, str], killed_when: Callable[[list[str]], bool]
+              ) -> tuple[int, list[str]]:
+    """Run argv in a new process group; SIGKILL the whole group (driver and JVM) as soon as
+    `killed_when(stdout lines so far)` holds. (exit status, stdout lines)."""
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    lines: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=lambda: lines.extend(p.stdout), daemon=True),
+               threading.Thread(target=lambda: err.extend(p.stderr), daemon=True)]
+    for t in readers:
+        t.start()
+    while p.poll() is None:
+        if killed_when(list(lines)):
+            os.killpg(p.pid, signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    rc = p.wait(timeout=600)
+    for t in readers:
+        t.join(timeout=10)
+    assert rc in (0, -signal.SIGKILL), f"rc {rc}:\n{''.join(lines)}\n{''.join(err)[-3000:]}"
+    return rc, lines
+
+
+def test_killed_runs_then_a_rerun_equal_a_clean_run(day, tmp_path):
+    raw, clean = day
+    wh = tmp_path / "wh"
+    argv = [sys.executable, "-m", "lassi.cli", "run", "daily", "--raw", str(raw),
+            "--date", DATE.isoformat(), "--family", "risk", "--warehouse", str(wh),
+            "--site", "archer", "--nodes", "4"]
+    env = {**_env(tmp_path), "LASSI_SPARK_CONF": (
+        "spark.driver.memory=1g,spark.sql.shuffle.partitions=4,spark.ui.enabled=false,"
+        f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}")}
+
+    def logged(prefix: str) -> Callable[[list[str]], bool]:
+        return lambda lines: any(line.startswith(prefix) for line in lines)
+
+    def staging(table: str) -> Callable[[list[str]], bool]:
+        return lambda _: (wh / "_staging" / table).exists()
+
+    for point, when in (("after the Lustre ingest", logged("lustre: ")),
+                        ("mid-write of node_window", staging("node_window")),
+                        ("after app_hour", logged("app_hour: "))):
+        rc, lines = run_until(argv, env, when)
+        assert rc == -signal.SIGKILL, f"not killed {point}: the run ended first"
+        print(f"killed {point}: {len(lines)} log lines")
+    assert (wh / "_lock" / "writer").exists()             # a dead holder's lock stays
+    rc, lines = run_until(argv, env, lambda _: False)
+    assert rc == 0 and any(line.startswith("slowdown: ") for line in lines), lines
+
+    tables = sorted(p.name for p in clean.iterdir() if not p.name.startswith("_"))
+    assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
+            "run_slowdown", "ingest_log"} <= set(tables)
+    assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
+    for t in tables:
+        pd.testing.assert_frame_equal(_table(clean, t), _table(wh, t), check_dtype=False,
+                                      obj=t)
+    leftovers = [p.name for p in wh.iterdir() if p.name.startswith("_")]
+    assert leftovers in ([], ["_lock"]) and not any((wh / "_lock").iterdir()), leftovers
