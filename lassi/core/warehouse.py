@@ -201,8 +201,10 @@ class Warehouse:
             self._fs.delete(self._p(f"{self.root}/{leftover}"), True)
 
     def release_writes(self) -> None:
-        """Give the writer lock back (nothing when not held)."""
+        """Give the writer lock back (nothing when not held), leaving no `_staging/` or
+        `_trash/` folders behind."""
         if self.writer_lock is not None:
+            self._tidy()
             self.writer_lock.release()
             self.writer_lock = None
 
