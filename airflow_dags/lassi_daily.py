@@ -75,7 +75,9 @@ def _spark_environment(context) -> None:
     SparkSubmitHook falls back to master `yarn` when its connection is missing; defining the
     connection in this task's process environment (only when no backend has it, so a
     connection set in the UI, CLI or a secrets backend wins) makes the fallback local[*].
-    spark-submit's launcher script and the driver both pick Python from PYSPARK_*.
+    spark-submit's launcher script and the driver both pick Python from PYSPARK_*. A task
+    that finds another command writing the warehouse (a manual run, a retry's first try)
+    waits up to $LASSI_LOCK_WAIT seconds for it (default here 900) before it fails.
     """
     try:
         BaseHook.get_connection(SPARK_CONN_ID)
@@ -83,6 +85,7 @@ def _spark_environment(context) -> None:
         os.environ[f"AIRFLOW_CONN_{SPARK_CONN_ID.upper()}"] = LOCAL_SPARK_CONN
     if PYTHON:
         os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = PYTHON
+    os.environ.setdefault("LASSI_LOCK_WAIT", "900")
 
 
 def _submit_options() -> dict:

@@ -53,13 +53,16 @@ PYTHON = str(VENV_BIN / "python") if VENV_BIN else None
 
 
 def _spark_environment(context) -> None:
-    """pre_execute: local[*] unless `lassi_spark` is defined; lassi's Python for PySpark."""
+    """pre_execute: local[*] unless `lassi_spark` is defined; lassi's Python for PySpark; the
+    archive waits up to $LASSI_LOCK_WAIT s (default here 900) for a daily run writing the
+    same warehouse."""
     try:
         BaseHook.get_connection(SPARK_CONN_ID)
     except AirflowNotFoundException:
         os.environ[f"AIRFLOW_CONN_{SPARK_CONN_ID.upper()}"] = LOCAL_SPARK_CONN
     if PYTHON:
         os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = PYTHON
+    os.environ.setdefault("LASSI_LOCK_WAIT", "900")
 
 
 def _submit_options() -> dict:

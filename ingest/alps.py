@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -106,14 +107,17 @@ def read_lines(path: str | Path, source: str) -> tuple[list[str] | None, Quarant
     try:
         with open_text(path) as fh:
             return [ln.rstrip("\r\n") for ln in fh], None
-    except (OSError, EOFError, ValueError) as exc:
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
         reason = f"cannot read file: {type(exc).__name__}: {exc}"
         return None, Quarantined(source, str(path), 0, "", reason)
 
 
 def unreadable(q: Quarantined) -> tuple[list[dict], list[Quarantined], ParseStats]:
-    """Result of a file that could not be read: no lines, one quarantine record."""
-    return [], [q], ParseStats(source=q.source, files=1)
+    """Result of a file that could not be read: no rows, the file counted as one line read
+    and quarantined (its record), and as an unreadable file (`extra["files_unreadable"]`,
+    which the ingest summary names)."""
+    return [], [q], ParseStats(source=q.source, files=1, lines_read=1, lines_quarantined=1,
+                               extra={"files_unreadable": 1})
 
 
 # Launch commands: options of launchers (name -> number of values it takes; others: 0).
@@ -406,9 +410,10 @@ def parse_files(
     state = _State(tz)
     for path in paths:
         lines, bad = read_lines(path, SOURCE)
-        if bad is not None:
-            state.stats.files += 1
-            state.quarantine.append(bad)
+        if bad is not None:                 # counted as one quarantined line and file
+            _, qs, st = unreadable(bad)
+            state.stats.add(st)
+            state.quarantine += qs
             continue
         state.feed(lines, str(path))
     return state.finish()

@@ -21,11 +21,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lassi.ingest import writer
+from lassi.ingest.contract import TableRows
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from lassi.core.frames import local_frame
-from lassi.core.schemas import schema_of
 
 if TYPE_CHECKING:
     from lassi.core.config import Site
@@ -62,7 +63,7 @@ def run_checks(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
                        _run_nodes(wh, site, date)) if c is not None]
     rows = [(c.source, c.check, c.n_bad, c.n_total, ", ".join(c.examples) or None,
              c.warning, date) for c in out]
-    wh.write(local_frame(wh.spark, rows, schema_of("data_check")), "data_check", [date])
+    writer.write_table(wh, TableRows("data_check", rows, [date]))
     return out
 
 

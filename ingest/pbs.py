@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from lassi.ingest.alps import app_row, node_count, read_lines, to_int, to_utc
+from lassi.ingest.alps import app_row, node_count, read_lines, to_int, to_utc, unreadable
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -217,9 +217,10 @@ def parse_files(
     state = _State(tz)
     for path in paths:
         lines, bad = read_lines(path, SOURCE)
-        if bad is not None:
-            state.stats.files += 1
-            state.quarantine.append(bad)
+        if bad is not None:                 # counted as one quarantined line and file
+            _, qs, st = unreadable(bad)
+            state.stats.add(st)
+            state.quarantine += qs
             continue
         state.feed(lines, str(path))
     return state.finish()

@@ -73,6 +73,16 @@ def test_dense_on_a_beacon_site_is_one_line(capsys, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_simulate_too_few_nodes_is_one_line(capsys, tmp_path):
+    """Two nodes cannot run the 3-node N:M jobs: once, the simulation ran for years."""
+    rc = main(["simulate", "--site", "archer", "--nodes", "2", "--date", "2017-10-10",
+               "--out", str(tmp_path / "raw")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err == ["lassi: error: --nodes 2: a simulated site needs at least 3 "
+                               "compute nodes (its N:M runs use 3)"]
+    assert not (tmp_path / "raw").exists()
+
+
 def test_simulate_into_a_used_folder_is_one_line(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     rc = main(["simulate", "--date", "2017-10-10", "--out", str(tmp_path)])

@@ -164,3 +164,19 @@ def test_cli_writer_refused_in_one_line_with_exit_75(spark, tmp_path, capsys):
     assert err[0].startswith(f"lassi: error: warehouse {root} is being written by "
                              "`lassi run daily --date 2024-01-01`")
     assert not (root / "_lock" / "writer").exists()        # the refused one took nothing
+
+
+def test_two_takers_of_an_expired_lock_leave_the_winner_its_lock(spark, tmp_path):
+    """Taker B saw the same expired lock as A, but A set it aside and took it first: B's
+    set-aside moves A's fresh lock, sees another token and puts it back."""
+    plant(tmp_path, socket.gethostname(), dead_pid())
+    a, b = lock_of(spark, tmp_path, "a"), lock_of(spark, tmp_path, "b")
+    stale = b.holder()
+    assert stale is not None and not stale.alive()
+    a.acquire()                                            # A sets it aside and takes it
+    b._set_aside(stale)                                    # B, a moment late
+    assert json.loads((tmp_path / "_lock" / "writer").read_text())["command"] == "a"
+    assert [p.name for p in (tmp_path / "_lock").iterdir()] == ["writer"]
+    with pytest.raises(LockHeld, match="`a`"):
+        b.acquire()
+    a.release()

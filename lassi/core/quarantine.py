@@ -74,4 +74,6 @@ class ParseStats:
             f"{self.source}: {self.files} files, {self.lines_read} lines read = "
             f"{self.lines_used} used + {self.lines_quarantined} quarantined; {self.rows} rows"
             + (f"; {self.counter_resets} counter resets" if self.counter_resets else "")
+            + (f"; {self.extra['files_unreadable']} files quarantined (unreadable)"
+               if self.extra.get("files_unreadable") else "")
         )

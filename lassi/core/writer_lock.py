@@ -134,9 +134,19 @@ class WriterLock:
         return self._create(body.encode())
 
     def _set_aside(self, stale: Holder) -> None:
-        """Move an expired lock out of the way (one rename: of two takers, one wins)."""
+        """Move an expired lock out of the way: one rename, so of two takers one wins. A
+        taker that moved a lock other than `stale` (another taker's, just created) puts it
+        back without overwriting."""
         aside = f".expired.{uuid.uuid4().hex}"
-        if self._rename(aside):
+        if not self._rename(aside):
+            return
+        try:
+            moved, _ = self._read(aside)
+        except FileNotFoundError:
+            return
+        if stale.token and json.loads(moved or "{}").get("token") != stale.token:
+            self._restore(aside)
+        else:
             self._delete(aside)
 
     def _start_heartbeat(self) -> None:
@@ -184,12 +194,14 @@ class WriterLock:
             out.close()
         return True
 
-    def _read(self) -> tuple[str, float]:
-        """The lock file's text and modification time (epoch s); FileNotFoundError."""
+    def _read(self, suffix: str = "") -> tuple[str, float]:
+        """The lock file's (or `<lock><suffix>`'s) text and modification time (epoch s);
+        FileNotFoundError."""
         if self.local is not None:
-            mtime = self.local.stat().st_mtime
-            return self.local.read_text(errors="replace"), mtime
-        p = self._p(self.path)
+            f = Path(f"{self.local}{suffix}")
+            mtime = f.stat().st_mtime
+            return f.read_text(errors="replace"), mtime
+        p = self._p(self.path + suffix)
         try:
             mtime = self._fs.getFileStatus(p).getModificationTime() / 1000
             stream = self._fs.open(p)
@@ -217,6 +229,17 @@ class WriterLock:
                 return False
             return True
         return bool(self._fs.rename(self._p(self.path), self._p(self.path + suffix)))
+
+    def _restore(self, suffix: str) -> None:
+        """Move `<lock><suffix>` back to the lock's name unless a lock exists there now."""
+        if self.local is not None:
+            try:
+                os.link(f"{self.local}{suffix}", self.local)
+            except FileExistsError:
+                pass
+            self._delete(suffix)
+        elif not self._fs.rename(self._p(self.path + suffix), self._p(self.path)):
+            self._delete(suffix)
 
     def _delete(self, suffix: str = "") -> None:
         if self.local is not None:

@@ -12,7 +12,9 @@ import numpy as np
 from lassi.core.config import Site
 from lassi.sim.counters import COUNTERS, to_lassi
 from lassi.sim.engine import Engine, Fault, RunTruth
-from lassi.sim.workload import Run, make_runs
+from lassi.sim.workload import MIN_NODES, Run, make_runs
+
+MIN_SIM_NODES = max(MIN_NODES.values())   # the largest run mode's minimum (N:M: 3)
 
 # node-hours asked for by the submitted runs in dense mode, as a share of the machine's
 DENSE_UTILISATION = 1.0
@@ -149,6 +151,9 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
     if dense and site.has_forwarding:
         raise ValueError("--dense is for Lustre-capture sites (e.g. archer); Beacon sites "
                          "already trace every node")
+    if len(site.compute_nodes) < MIN_SIM_NODES:
+        raise ValueError(f"--nodes {len(site.compute_nodes)}: a simulated site needs at least "
+                         f"{MIN_SIM_NODES} compute nodes (its N:M runs use {MIN_SIM_NODES})")
     out = Path(out)
     _prepare_out(out, overwrite)
     rng = np.random.default_rng(seed)
