@@ -36,7 +36,8 @@ FAST_JVM = _fast_jvm()
 # files over the workers in collection order (--no-loadscope-reorder), so starting these
 # early lets the workers finish together.
 LONGEST_FIRST = ["test_airflow_dag.py", "test_io_phase.py", "test_cluster.py",
-                 "test_components.py", "test_beacon_profile.py", "test_beacon_ingest.py",
+                 "test_components.py", "test_beacon_profile.py", "test_kill_rerun.py",
+                 "test_beacon_ingest.py",
                  "test_stragglers.py",
                  "test_packaging.py", "test_node_window.py", "test_interference.py",
                  "test_system_views.py", "test_report.py", "test_job_metrics.py"]
