@@ -69,7 +69,7 @@ def _export_lines(raw: Path) -> int:
     return n
 
 
-def test_matching_site_passes_every_check(day, tmp_path, capsys):
+def test_matching_site_passes_every_check(day, spark, tmp_path, capsys):
     raw, _, truth = day
     wh = tmp_path / "wh"
     rc = main(["ingest", "--raw", str(raw), "--date", DATE.isoformat(), "--warehouse", str(wh),
@@ -81,6 +81,13 @@ def test_matching_site_passes_every_check(day, tmp_path, capsys):
     assert all(c["n_bad"] == 0 and c["warning"] is None for c in checks.values())
     started = runs_of(truth)
     assert checks["scheduler"]["n_total"] == started > 0
+    from lassi.core.warehouse import Warehouse
+    from lassi.report.data import load_quality
+    from lassi.report.html import quality_box
+
+    html = quality_box(load_quality(Warehouse(spark, str(wh)), [DATE]))
+    assert "Checked against the site configuration (lustre, scheduler)" in html
+    assert "class='warn'" not in html
 
 
 @pytest.fixture(scope="module")

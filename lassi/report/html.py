@@ -217,8 +217,9 @@ def _checks(checks: pd.DataFrame) -> str:
     warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in checks["warning"].dropna())
     found = checks[checks["n_bad"] > 0]
     if found.empty:
-        return warn + ("<p>Checks against the site configuration: every trace IP, export "
-                       "NID and job node is one of the site's.</p>")
+        return warn + (f"<p>Checked against the site configuration "
+                       f"({esc(', '.join(checks['source']))}): every node identity is one of "
+                       "the site's.</p>")
     rows = [[td(esc(r["source"])), td(esc(r["check"])),
              td(f"{integer(r['n_bad'])} of {integer(r['n_total'])}",
                 "num warn" if isinstance(r["warning"], str) else "num"),
