@@ -108,6 +108,8 @@ def read_numbered(path: str | Path, source: str, q: list[Quarantined],
         stats.lines_read += 1
         stats.lines_quarantined += 1
         where = "cannot read file" if line_no == 0 else f"read error after line {line_no}"
+        if line_no == 0:
+            stats.extra["files_unreadable"] = stats.extra.get("files_unreadable", 0) + 1
         q.append(Quarantined(source, file, line_no + 1 if line_no else 0, "",
                              f"{where}: {type(exc).__name__}: {exc}"))
 

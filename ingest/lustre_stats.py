@@ -466,6 +466,7 @@ def parse_file(
         if dangling:
             stats.extra["dangling_links"] = 1
         reason = "dangling symlink" if dangling else f"cannot open: {exc.strerror or exc}"
+        stats.extra["files_unreadable"] = 1
         _file_quarantine(stats, q, file, 0, reason)
         return [], q, stats
     with fh:

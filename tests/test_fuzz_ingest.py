@@ -4,7 +4,8 @@ Each source's file parser is fed mutations of a real sample (../shared/realdata,
 when absent) or of lines in its documented grammar (LWFS client traces have no public
 sample), with a fixed seed: truncations at many byte offsets, flipped bytes, a line of
 binary garbage, invalid UTF-8, NUL bytes, CRLF endings, a 10 MB line, an empty file,
-gzip whole / truncated / corrupt, duplicated and shuffled lines. For every case:
+gzip whole / truncated / corrupt, duplicated and shuffled lines, a file that cannot be
+read at all (a dangling link). For every case:
 
 - no exception reaches the caller;
 - lines read = lines used + lines quarantined, every quarantined line has a reason, and
@@ -165,6 +166,14 @@ def test_fuzzed_inputs_never_raise_and_count_every_line(source, realdata_or_none
             assert (len(rows), stats.lines_read) == (len(clean_rows), clean_stats.lines_read)
         path.unlink()
         cases += 1
+    gone = tmp_path / "gone.log"
+    gone.symlink_to(tmp_path / "no-such-file")           # cannot be read at all
+    rows, q, stats = parse(gone)
+    check_contract("unreadable file", q, stats)
+    assert (len(rows), stats.lines_quarantined, stats.extra.get("files_unreadable")) == \
+        (0, 1, 1)
+    assert "files quarantined (unreadable)" in stats.summary()
+    cases += 1
     print(f"{source}: {cases} fuzz cases, each: no exception, lines read = used + "
           "quarantined")
 
