@@ -205,8 +205,8 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
     """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
     task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
     Python object per row for the columnar parsers, one Arrow conversion per file for the
-    others). A file's stats
-    carry its task, so its quarantine can be parsed again (`only_quarantine`: no rows)."""
+    others). A file's stats carry its task, so its quarantine can be parsed again
+    (`only_quarantine`: no rows)."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
