@@ -4,7 +4,8 @@ Writes replace whole date partitions and are atomic per partition: the new parti
 written to `<root>/_staging/` first, then swapped in by two renames through Hadoop's
 FileSystem API (old → `_trash`, staged → live). A run killed at any point leaves either
 the old or the new partition; the next read or write of the table repairs a swap that
-was cut short (`_recover`).
+was cut short (`_recover`), unless another live command holds the warehouse's writer lock
+(`lock_writes`, lassi.core.writer_lock), whose swap may be under way.
 """
 
 from __future__ import annotations
