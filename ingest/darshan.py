@@ -6,10 +6,11 @@ modules, with the LUSTRE module's striping joined on the record id. Times are UT
 `read_log(path)` is the pandas-level API. `read_inputs` (the connector of `lassi ingest
 --source darshan`; it only reads, `lassi.ingest.writer` writes) parses every log in a separate
 worker process, because darshan-util's C code can abort the whole interpreter on a corrupt
-or truncated log: such a log, like any other unreadable one, is quarantined (line_no 0) and
-the ingest goes on. A log counts as one "line" in the accounting. Rows go to the partitions
-of the job's UTC start day, merged by log: a rerun replaces that log's rows (matched by file
-name) and keeps the others.
+or truncated log, or hang (a log on a dead mount): such a log, like any other unreadable one,
+is quarantined (line_no 0) and the ingest goes on; a worker that has not answered within
+`$LASSI_DARSHAN_TIMEOUT` seconds (default 300) is killed. A log counts as one "line" in
+the accounting. Rows go to the partitions of the job's UTC start day, merged by log: a
+rerun replaces that log's rows (matched by file name) and keeps the others.
 """
 
 from __future__ import annotations
@@ -337,15 +338,52 @@ def _serve() -> None:
 
 
 _CLEAN_FAILURES = ("no such file", "empty file")   # refused before darshan-util opened it
+TIMEOUT_S = 300.0     # one log; $LASSI_DARSHAN_TIMEOUT overrides (a hung read of a dead mount)
+
+
+def timeout_s() -> float:
+    """Seconds one log may take in the worker: $LASSI_DARSHAN_TIMEOUT, else TIMEOUT_S."""
+    import os
+
+    raw = os.environ.get("LASSI_DARSHAN_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else TIMEOUT_S
+    except ValueError:
+        raise IngestError(f"LASSI_DARSHAN_TIMEOUT must be seconds, got {raw!r}") from None
+    return value if value > 0 else TIMEOUT_S
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _read_exact(fd: int, n: int, deadline: float) -> bytes:
+    """n bytes from a pipe, or fewer at its end; _TimedOut past `deadline` (monotonic)."""
+    import os
+    import select
+    import time
+
+    out = bytearray()
+    while len(out) < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise _TimedOut
+        chunk = os.read(fd, n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
 
 
 class IsolatedReader:
     """Parse logs in one worker process, restarted after a log that kills it or that
     darshan-util failed to read (a corrupt log can damage the worker's heap: the next log
-    gets a fresh process)."""
+    gets a fresh process), or that it did not finish within `timeout_s` (a darshan-util
+    call that hangs, e.g. on a dead file system mount: the worker is killed)."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout_s: float = TIMEOUT_S) -> None:
         self._proc = None
+        self.timeout_s = timeout_s
 
     def _worker(self):
         if self._proc is None or self._proc.poll() is not None:
@@ -354,28 +392,51 @@ class IsolatedReader:
             self._proc = subprocess.Popen(
                 [sys.executable, "-c", "from lassi.ingest.darshan import _serve; _serve()"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=False)
+                text=False, bufsize=0)
         return self._proc
 
     def parse(self, path: str) -> tuple[str, Any]:
         """('ok', (job, files)) or ('bad', reason); never raises for a bad log."""
         import pickle
+        import time
 
         proc = self._worker()
+        deadline = time.monotonic() + self.timeout_s
         try:
             proc.stdin.write(path.encode() + b"\n")
             proc.stdin.flush()
-            head = proc.stdout.read(8)
+            fd = proc.stdout.fileno()
+            head = _read_exact(fd, 8, deadline)
             if len(head) < 8:
                 raise EOFError
-            blob = proc.stdout.read(int.from_bytes(head, "little"))
+            size = int.from_bytes(head, "little")
+            blob = _read_exact(fd, size, deadline)
+            if len(blob) < size:
+                raise EOFError
             status, out = pickle.loads(blob)
             if status == "bad" and not out.startswith(_CLEAN_FAILURES):
                 self.close()   # darshan-util failed half-way: its heap may be damaged
             return status, out
+        except _TimedOut:
+            self.kill()
+            return "bad", (f"darshan-util did not finish reading the log within "
+                           f"{self.timeout_s:g} s (worker killed; raise "
+                           "$LASSI_DARSHAN_TIMEOUT if the log is just big)")
         except (EOFError, OSError, pickle.UnpicklingError):
             self.close()
             return "bad", "corrupt Darshan log: darshan-util aborted while reading it"
+
+    def kill(self) -> None:
+        """Kill the worker at once (it hangs)."""
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """Stop the worker."""
@@ -395,18 +456,21 @@ class IsolatedReader:
         self.close()
 
 
-def parse_logs(paths: Iterable[str | Path], date: dt.date | None = None, isolate: bool = True
+def parse_logs(paths: Iterable[str | Path], date: dt.date | None = None, isolate: bool = True,
+               timeout: float | None = None
                ) -> tuple[list[dict], list[dict], list[Quarantined], ParseStats]:
     """Parse logs: (job rows, file rows, quarantined logs, stats); rows carry `date` (the
     job's UTC start day). With `date`, jobs that started on another day are read but not
-    kept (`extra['other_day']`). Partial logs are kept and counted in `extra['partial']`."""
+    kept (`extra['other_day']`). Partial logs are kept and counted in `extra['partial']`;
+    logs whose worker hung past `timeout` seconds (default `timeout_s()`) are quarantined
+    and counted in `extra['timed_out']`."""
     import darshan  # noqa: F401 - a missing PyDarshan fails the run, it does not quarantine
 
     stats = ParseStats(SOURCE)
     jobs: list[dict] = []
     files: list[dict] = []
     qs: list[Quarantined] = []
-    reader = IsolatedReader() if isolate else None
+    reader = IsolatedReader(timeout or timeout_s()) if isolate else None
     try:
         for path in paths:
             path = str(path)
@@ -416,6 +480,8 @@ def parse_logs(paths: Iterable[str | Path], date: dt.date | None = None, isolate
             if status == "bad":
                 qs.append(Quarantined(SOURCE, path, 0, "", out))
                 stats.lines_quarantined += 1
+                if out.startswith("darshan-util did not finish"):
+                    stats.extra["timed_out"] = stats.extra.get("timed_out", 0) + 1
                 continue
             stats.lines_used += 1
             job, frows = out

@@ -8,7 +8,12 @@ written (one aggregate each, only the columns named):
 - `lwfs-client`: trace lines whose IP the site maps to no compute or forwarding node;
 - `lustre`: export statistics rows whose client NID is no compute node of the site;
 - `scheduler`: runs of the date none of whose nodes is one of the site's compute nodes
-  (a job log of another machine, or node names in another format).
+  (a job log of another machine, or node names in another format);
+- per scheduler source (`pbs`, `alps`, `slurm`, `beacon-job`): I/O outside every run of
+  that source, in 10-minute node buckets (a node's trace lines, or its export counters
+  moving). When most of it is, the check tries the job log's times shifted by whole hours
+  (-14..+14, on a sample of at most SHIFT_NODES nodes) and names the shift that would
+  place it in runs: a time zone off by hours in `timezones`.
 
 Each check gives one `data_check` row (counts, up to three examples, and a warning when
 most rows fail: more than WARN_SHARE); `lassi ingest` and `lassi run daily --raw` print the
@@ -34,6 +39,10 @@ if TYPE_CHECKING:
 
 WARN_SHARE = 0.5          # more than this share of a source's rows unattributable: a warning
 EXAMPLES = 3
+BUCKET_S = 600            # node activity against runs, in 10-minute buckets
+MAX_SHIFT_H = 14          # time zones span UTC-12..UTC+14
+SHIFT_NODES = 256         # the shift diagnosis samples at most this many active nodes
+OUTSIDE_RUNS = "10-minute node buckets with I/O outside every run"   # the run-time checks
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ def run_checks(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     """Every check whose table has the date; their rows replace `data_check` of the date."""
     out = [c for c in (_trace_ips(wh, site, date), _export_nids(wh, site, date),
                        _run_nodes(wh, site, date)) if c is not None]
+    out += _run_times(wh, site, date)
     rows = [(c.source, c.check, c.n_bad, c.n_total, ", ".join(c.examples) or None,
              c.warning, date) for c in out]
     writer.write_table(wh, TableRows("data_check", rows, [date]))
@@ -120,3 +130,113 @@ def _run_nodes(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
     return Check("scheduler", "runs on no compute node of the site", bad, n, eg,
                  f"the job log names nodes that {site.source} (compute.name_format, nodes) "
                  "does not: a job log of another machine, or another node naming")
+
+
+# --- I/O outside every run: a job log whose times are off ----------------------------------
+
+def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
+    """Per scheduler source of the date, active node buckets that no run of it covers."""
+    from lassi.core.period import day_bounds
+
+    start, end = day_bounds(date)
+    active = _active_buckets(wh, date, start, end)
+    if active is None or not wh.has("app_run", date):
+        return []
+    active = active.cache()
+    try:
+        n = active.count()
+        if not n:
+            return []
+        dates = [d for d in (date - dt.timedelta(days=1), date) if wh.has("app_run", d)]
+        runs = wh.read("app_run", dates).filter(F.size("nodes") > 0)
+        out = []
+        for (src,) in runs.select("source").distinct().orderBy("source").collect():
+            out.append(_covered(active, n, runs.filter(F.col("source") == src), src, site,
+                                start, end))
+        return out
+    finally:
+        active.unpersist()
+
+
+def _active_buckets(wh: Warehouse, date: dt.date, start: int, end: int):
+    """Distinct (node, bucket) of the date with I/O, or None without activity tables:
+    trace lines of known nodes; export counters that moved since their previous capture."""
+    from pyspark.sql import Window
+
+    parts = []
+    if wh.has("raw_lwfs_trace", date):
+        parts.append(wh.read("raw_lwfs_trace", date).filter(F.col("node").isNotNull())
+                     .select("node", _bucket(F.col("ts"))))
+    if wh.has("raw_lustre_stats", date):
+        w = Window.partitionBy("node", "target", "counter").orderBy("snapshot_time")
+        moved = (wh.read("raw_lustre_stats", date)
+                 .filter((F.col("kind") == "export") & F.col("node").isNotNull())
+                 .select("node", "target", "counter", "samples", "snapshot_time")
+                 .withColumn("before", F.lag("samples").over(w))
+                 .filter(F.col("samples") != F.col("before")))
+        parts.append(moved.select("node", _bucket(F.col("snapshot_time"))))
+    if not parts:
+        return None
+    df = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    lo, hi = start // BUCKET_S, end // BUCKET_S
+    return df.filter((F.col("b") >= lo) & (F.col("b") < hi)).distinct()
+
+
+def _bucket(ts):
+    return F.floor(F.unix_micros(ts) / (BUCKET_S * 1_000_000)).cast("long").alias("b")
+
+
+def _run_buckets(runs, shift_s: int = 0):
+    """(node, bucket) of every run, its times shifted by `shift_s` seconds."""
+    b0 = F.floor((F.unix_seconds("start") + shift_s) / BUCKET_S).cast("long")
+    b1 = F.floor((F.unix_seconds("end") + shift_s) / BUCKET_S).cast("long")
+    return (runs.filter(F.col("start").isNotNull() & F.col("end").isNotNull()
+                        & (F.col("end") >= F.col("start")))
+            .select(F.explode("nodes").alias("node"), F.explode(F.sequence(b0, b1)).alias("b"))
+            .distinct())
+
+
+def _covered(active, n: int, runs, src: str, site: Site, start: int, end: int) -> Check:
+    """The check of one scheduler source: active buckets outside its runs, and the likely
+    cause when most are."""
+    lo, hi = start // BUCKET_S - MAX_SHIFT_H * 6, end // BUCKET_S + MAX_SHIFT_H * 6
+    near = runs.filter((F.unix_seconds("end") >= lo * BUCKET_S)
+                       & (F.unix_seconds("start") < hi * BUCKET_S))
+    outside = active.join(_run_buckets(near), ["node", "b"], "left_anti")
+    bad = outside.count()
+    eg = [f"{r['node']} {dt.datetime.fromtimestamp(r['b'] * BUCKET_S, dt.timezone.utc):%H:%M}"
+          for r in outside.orderBy("node", "b").limit(EXAMPLES).collect()]
+    key = "timezones." + src.replace("-", "_")
+    cause = (f"most I/O happened on nodes while no {src} run was there: a job log of "
+             "another day or machine, or missing job records")
+    if bad / n > WARN_SHARE:
+        shift, share = _best_shift(active, near)
+        if shift and share > WARN_SHARE and share >= 2 * (1 - bad / n):
+            cause = (f"the {src} times look {abs(shift)} h {'late' if shift < 0 else 'early'}"
+                     f" ({share:.0%} of the sampled I/O falls in runs moved {shift:+d} h, "
+                     f"{1 - bad / n:.0%} as read): check {key} in {site.source}")
+    return Check(src, OUTSIDE_RUNS, bad, n, eg, cause)
+
+
+def _best_shift(active, runs) -> tuple[int, float]:
+    """The whole-hour shift of the runs' times that covers most of a sample of the active
+    buckets, and the share it covers (shift 0 included)."""
+    nodes = (active.select("node").distinct()
+             .orderBy(F.xxhash64("node")).limit(SHIFT_NODES))
+    sample = active.join(F.broadcast(nodes), "node", "left_semi").cache()
+    try:
+        total = sample.count()
+        if not total:
+            return 0, 0.0
+        mine = runs.join(F.broadcast(nodes), F.array_contains("nodes", F.col("node")),
+                         "left_semi")
+        shifts = [_run_buckets(mine, h * 3600).withColumn("h", F.lit(h))
+                  for h in range(-MAX_SHIFT_H, MAX_SHIFT_H + 1)]
+        allb = shifts[0]
+        for df in shifts[1:]:
+            allb = allb.unionByName(df)
+        hit = (sample.join(allb, ["node", "b"]).groupBy("h").count()
+               .orderBy(F.desc("count"), F.abs("h")).first())
+        return (int(hit["h"]), hit["count"] / total) if hit else (0, 0.0)
+    finally:
+        sample.unpersist()

@@ -60,6 +60,7 @@ class LmtSamples:
     prev_mds: list[tuple] = field(default_factory=list)
     oss_data: dict = field(default_factory=dict)
     mds_data: dict = field(default_factory=dict)
+    bad_stamps: dict[int, str] = field(default_factory=dict)  # TS_ID -> unusable TIMESTAMP
 
 
 @dataclass
@@ -122,11 +123,19 @@ def _quarantine(out: LmtRead, name: str, table: str, cols: tuple[str, ...], row:
 
 def _in_window(out: LmtRead, s: LmtSamples, table: str, cols: tuple[str, ...], row: tuple
                ) -> dt.datetime | None:
-    """The row's UTC time when it belongs to the window; orphans are quarantined."""
-    ts_id, stamp = int(row[1]), row[-1]
-    if stamp is None:
+    """The row's UTC time when it belongs to the window; orphans, rows whose TS_ID is not
+    an integer and rows whose TIMESTAMP_INFO time is unusable are quarantined."""
+    ts_id, stamp = whole(row[1]), row[-1]
+    reason = None
+    if ts_id is None:
+        reason = f"TS_ID is not an integer: {row[1]!r}"
+    elif ts_id in s.bad_stamps:
+        reason = f"TIMESTAMP_INFO of TS_ID {ts_id} is not a time: {s.bad_stamps[ts_id]}"
+    elif stamp is None:
+        reason = f"TS_ID {ts_id} has no TIMESTAMP_INFO row"
+    if reason is not None:
         out.stats.lines_read += 1
-        _quarantine(out, s.name, table, cols, row[:-1], f"TS_ID {ts_id} has no TIMESTAMP_INFO row")
+        _quarantine(out, s.name, table, cols, row[:-1], reason)
         return None
     if ts_id not in s.stamps:
         return None         # a TS_ID of another window (local times out of order)
@@ -138,7 +147,9 @@ def _build_ost(out: LmtRead, s: LmtSamples) -> None:
     info = s.info
     series: dict[int, list] = {}
     for oid, ts_id, rd, wr, ts in s.prev_ost:
-        series.setdefault(oid, []).append((int(ts_id), ts, (rd, wr), None))
+        seed = (whole(ts_id), counter(rd), counter(wr))
+        if None not in seed:                     # an unusable seed seeds nothing
+            series.setdefault(oid, []).append((seed[0], ts, seed[1:], None))
     for row in s.ost:
         ts = _in_window(out, s, "OST_DATA", OST_COLS, row)
         if ts is None:
@@ -147,10 +158,12 @@ def _build_ost(out: LmtRead, s: LmtSamples) -> None:
         reason = _ost_problem(info, oid)
         if reason is None and (rd is None or wr is None):
             reason = "NULL READ_BYTES/WRITE_BYTES"
+        elif reason is None and None in (counter(rd), counter(wr)):
+            reason = "READ_BYTES/WRITE_BYTES not non-negative 64-bit integers"
         if reason:
             _quarantine(out, s.name, "OST_DATA", OST_COLS, row[:-1], reason)
             continue
-        series.setdefault(oid, []).append((int(ts_id), ts, (int(rd), int(wr)), row))
+        series.setdefault(oid, []).append((whole(ts_id), ts, (counter(rd), counter(wr)), row))
     for oid, samples in series.items():
         if all(x[3] is None for x in samples):
             continue            # only a pre-window sample (or one of an unknown OST)
@@ -162,7 +175,7 @@ def _build_ost(out: LmtRead, s: LmtSamples) -> None:
             out.ost_rows.append((
                 fs, ost_name, str(oss_host or ost_host), ts, ts_id, vals[0], vals[1],
                 deltas[0], deltas[1], interval, reset, _float(row[4]),
-                _float(cpu_mem[0]), _float(cpu_mem[1]), *[_int(v) for v in row[5:9]],
+                _float(cpu_mem[0]), _float(cpu_mem[1]), *[whole(v) for v in row[5:9]],
                 ts.date()))
 
 
@@ -182,8 +195,9 @@ def _build_mds(out: LmtRead, s: LmtSamples) -> None:
     series: dict[tuple, list] = {}
     seen: set[tuple] = set()
     for mid, op, ts_id, samples, ts in s.prev_mds:
-        if (mid, op) not in series:
-            series[(mid, op)] = [(int(ts_id), ts, (samples,), None)]
+        seed = (whole(ts_id), counter(samples))
+        if (mid, op) not in series and None not in seed:
+            series[(mid, op)] = [(seed[0], ts, seed[1:], None)]
     for row in s.mds:
         ts = _in_window(out, s, "MDS_OPS_DATA", MDS_COLS, row)
         if ts is None:
@@ -198,13 +212,15 @@ def _build_mds(out: LmtRead, s: LmtSamples) -> None:
             reason = f"OPERATION_ID {op} has no OPERATION_INFO row"
         elif samples is None:
             reason = "NULL SAMPLES"
+        elif counter(samples) is None:
+            reason = "SAMPLES not a non-negative 64-bit integer"
         elif (mid, op, ts_id) in seen:
             reason = "repeated sample (same MDS_ID, TS_ID, OPERATION_ID)"
         if reason:
             _quarantine(out, s.name, "MDS_OPS_DATA", MDS_COLS, row[:-1], reason)
             continue
         seen.add((mid, op, ts_id))
-        series.setdefault((mid, op), []).append((int(ts_id), ts, (int(samples),), row))
+        series.setdefault((mid, op), []).append((whole(ts_id), ts, (counter(samples),), row))
     for (mid, op), samples in series.items():
         if all(x[3] is None for x in samples):
             continue
@@ -234,12 +250,38 @@ def _chain(samples: list[tuple], out: LmtRead, lookback: dt.timedelta):
         last = (ts, vals)
 
 
-def _int(v) -> int | None:
-    return None if v is None else int(v)
+_I64 = 2**63 - 1
+
+
+def whole(v) -> int | None:
+    """A database value as a 64-bit integer; None when it is NULL or not one (text, bytes,
+    a fraction: an SQLite copy's columns hold any type)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v if -_I64 - 1 <= v <= _I64 else None
+    try:
+        f = float(v) if not isinstance(v, (str, bytes)) else None   # float, Decimal
+    except (TypeError, ValueError):
+        return None
+    return int(f) if f is not None and f.is_integer() and abs(f) <= _I64 else None
+
+
+def counter(v) -> int | None:
+    """A cumulative counter: a non-negative 64-bit integer, else None."""
+    n = whole(v)
+    return n if n is not None and n >= 0 else None
 
 
 def _float(v) -> float | None:
-    return None if v is None else float(v)
+    """A CPU or memory percentage; None when NULL or not a number."""
+    if v is None or isinstance(v, (str, bytes, bool)):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f and abs(f) != float("inf") else None
 
 
 # --- what a window writes ----------------------------------------------------------------------

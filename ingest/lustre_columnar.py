@@ -109,10 +109,26 @@ def _first_of_each(seg: pa.Array, name: pa.Array) -> pa.Array | None:
     return None if len(first) == len(key) else pc.index_in(first, value_set=key)
 
 
+def _empty_snapshots(is_snap: pa.Array, is_hdr: pa.Array, is_ctr: pa.Array, closed: bool
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Snapshots without a counter line (every counter zero): the positions of their
+    `snapshot_time` lines and of their last lines. The block's last snapshot counts only
+    when `closed` (a line follows the block), as in `lustre_stats`."""
+    group = _count(pc.or_(is_hdr, is_snap)).to_numpy(zero_copy_only=False)
+    snaps = np.flatnonzero(is_snap.to_numpy(zero_copy_only=False))
+    with_ctr = np.unique(group[is_ctr.to_numpy(zero_copy_only=False)])
+    empty = snaps[~np.isin(group[snaps], with_ctr)]
+    if not closed and len(empty) and group[empty[-1]] == group[-1]:
+        empty = empty[:-1]
+    return empty, np.searchsorted(group, group[empty], side="right") - 1
+
+
 def _block(lines: pa.StringArray, server: str | None, file: str,
-           nid_map: Mapping[str, str] | None, schema: pa.Schema) -> tuple[pa.Table, int]:
-    """The counter rows of one block (its first line a header) and the number of repeated
-    counters dropped; NotFast when a line is outside the grammar."""
+           nid_map: Mapping[str, str] | None, schema: pa.Schema, closed: bool = False
+           ) -> tuple[pa.Table, int]:
+    """The counter rows of one block (its first line a header), with a marker row per
+    snapshot without counters, and the number of repeated counters dropped; NotFast when a
+    line is outside the grammar. `closed`: more lines follow the block in its file."""
     if not pc.all(matches(lines, GRAMMAR)).as_py():
         raise NotFast("a line outside the capture grammar")
     is_hdr = pc.ends_with(lines, "=")
@@ -147,15 +163,15 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
     h_node = pa.array([nid_to_node(x, nid_map) for x in h_nid.to_pylist()], pa.string())
 
     rows = pc.indices_nonzero(is_ctr)
-    hdr_of = pc.take(pc.subtract(_count(is_hdr), 1), rows)
     f = Fields(pc.take(lines, rows), runs=True)
     name = f.field(0)
     first = _first_of_each(pc.take(_count(pc.or_(is_hdr, is_snap)), rows), name)
     dups = 0
     if first is not None:
         dups = len(rows) - len(first)
-        rows, hdr_of, name = (pc.take(a, first) for a in (rows, hdr_of, name))
+        rows, name = pc.take(rows, first), pc.take(name, first)
         f = Fields(pc.take(lines, rows), runs=True)
+    hdr_no = pc.subtract(_count(is_hdr), 1)
 
     f3 = f.field(3)
     has_unit = pc.fill_null(pc.starts_with(f3, "["), False)
@@ -164,6 +180,29 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
                 pa.scalar(None, pa.string()))
     i = pc.add(pc.cast(has_unit, pa.int32()), 3)      # where min max sum [sumsq] begin
     m = len(rows)
+    counters = {
+        "at": rows, "last": rows, "counter": name, "samples": pc.cast(f.field(1), pa.int64()),
+        "unit": unit, "min": pc.cast(f.field(i), pa.int64()),
+        "max": pc.cast(f.field(pc.add(i, 1)), pa.int64()),
+        "sum": pc.cast(f.field(pc.add(i, 2)), pa.int64()),
+        "sumsq": pc.cast(f.field(pc.add(i, 3)), pa.float64())}
+    empty, last = _empty_snapshots(is_snap, is_hdr, is_ctr, closed)
+    if len(empty):
+        k = len(empty)
+        markers = {
+            "at": pa.array(empty, pa.int64()), "last": pa.array(last, pa.int64()),
+            "counter": pa.repeat(pa.scalar(lustre_stats.ZERO_MARKER), k),
+            "samples": pa.repeat(pa.scalar(0, pa.int64()), k),
+            "unit": pa.nulls(k, pa.string()), "min": pa.nulls(k, pa.int64()),
+            "max": pa.nulls(k, pa.int64()), "sum": pa.nulls(k, pa.int64()),
+            "sumsq": pa.nulls(k, pa.float64())}
+        both = {c: pa.concat_arrays([pc.cast(counters[c], markers[c].type), markers[c]])
+                for c in counters}
+        order = pc.sort_indices(both["last"])     # a marker's row comes after its lines
+        counters = {c: pc.take(a, order) for c, a in both.items()}
+        m += k
+    at, last = counters["at"], counters["last"]
+    hdr_of = pc.take(hdr_no, at)
     out = pa.Table.from_arrays([
         pa.repeat(pa.scalar(server, pa.string()), m),
         pc.take(h_target, hdr_of),
@@ -172,15 +211,15 @@ def _block(lines: pa.StringArray, server: str | None, file: str,
         pc.take(h_nid, hdr_of),
         pc.take(h_node, hdr_of),
         pa.nulls(m, pa.string()),
-        pc.take(snapshot, rows),
-        name,
-        pc.cast(f.field(1), pa.int64()),
-        unit,
-        pc.cast(f.field(i), pa.int64()),
-        pc.cast(f.field(pc.add(i, 1)), pa.int64()),
-        pc.cast(f.field(pc.add(i, 2)), pa.int64()),
-        pc.cast(f.field(pc.add(i, 3)), pa.float64()),
-        pc.take(start, rows),
+        pc.take(snapshot, at),
+        counters["counter"],
+        counters["samples"],
+        counters["unit"],
+        counters["min"],
+        counters["max"],
+        counters["sum"],
+        counters["sumsq"],
+        pc.take(start, last),
         pa.repeat(pa.scalar(file, pa.string()), m),
     ], schema=schema)
     return out, dups
@@ -199,11 +238,15 @@ def parse_file_arrow(path: str | Path, *, server: str | None = None,
         stats.extra["blocks_skipped"] = 1
     tables, dups = [], 0
     try:
-        for lines in header_blocks(path):
-            t, d = _block(lines, server, file, nid_map, schema)
+        blocks = header_blocks(path)
+        lines = next(blocks, None)
+        while lines is not None:
+            after = next(blocks, None)          # one block ahead: is this one the last?
+            t, d = _block(lines, server, file, nid_map, schema, closed=after is not None)
             tables.append(t)
             dups += d
             stats.lines_read += len(lines)
+            lines = after
     except NotFast:
         rows, q, st = lustre_stats.parse_file(path, server=server, nid_map=nid_map)
         return rows_table(rows, schema), q, st

@@ -15,6 +15,13 @@ are recognised and skipped: their lines count as used. Only malformed lines of a
 job_stats block are quarantined. A counter repeated within one snapshot keeps its FIRST
 value (Lustre 2.10 prints `statfs` twice). Old Lustre printed `secs.usecs` snapshot times
 with `%lu.%lu`, so a fraction shorter than 6 digits there is a count of microseconds.
+
+Lustre prints no zero counters, so a client that has just (re)connected has an export block
+holding only `snapshot_time` (and `start_time`): every counter is zero at that capture. Such
+a block gives one marker row, counter `snapshot_time` with 0 samples, which the deltas
+read as zeros (`sql/risk/node_window.sql`) and not as a missing capture. A capture's last
+block is trusted only when a line follows it (a collector that died mid-capture leaves
+exactly such a block); a bare stats file is its own whole block.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from lassi.core.textio import open_text
 
 SOURCE = "lustre"
 UNKNOWN = "unknown"
+ZERO_MARKER = "snapshot_time"    # the counter of a snapshot without counters (all zero)
 
 _EPOCH = datetime(1970, 1, 1)
 _I64 = 2**63 - 1
@@ -199,12 +207,20 @@ class _Parser:
         self.node: str | None = None
         self.job_id: str | None = None
         self.in_job = False
+        self.empty = False             # a stats snapshot without counters so far
 
     def _count(self, key: str) -> None:
         self.extra[key] = self.extra.get(key, 0) + 1
 
+    def close_snapshot(self) -> None:
+        """End the current stats snapshot: one marker row when it held no counter."""
+        if self.mode == "stats" and self.empty and self.base is not None:
+            self.rows.append({**self.base, "counter": ZERO_MARKER, "samples": 0})
+        self.empty = False
+
     def open_block(self, spec: Spec, target: str) -> None:
         """Start a new block (a parameter of a capture, or the whole of a bare file)."""
+        self.close_snapshot()
         mode, kind, nid = spec
         self.mode, self.kind, self.nid = mode, kind, nid
         self.base, self.job_id, self.in_job = None, None, False
@@ -253,8 +269,10 @@ class _Parser:
         unit = parts[2] if len(parts) > 2 else None
         ts = epoch_to_datetime(parts[1], unit) if len(parts) > 1 else None
         if head == "snapshot_time":
+            self.close_snapshot()
             self.seen = set()
             self.base = None if ts is None else self._new_base(ts)
+            self.empty = ts is not None
             return None if ts is not None else "snapshot_time: not <secs>.<usecs|nsecs>"
         if ts is None:
             return "start_time: not <secs>.<usecs|nsecs>"
@@ -295,6 +313,7 @@ class _Parser:
                 except ValueError:
                     return "counter line: sumsq is not a number"
         name = parts[0]
+        self.empty = False
         if name in self.seen:
             self._count("duplicate_counters")
             return None
@@ -398,12 +417,13 @@ def parse_lines(
     spec, target = _classify_path(path_hint if path_hint is not None else file)
     p.open_block(spec, target)
     quarantined: list[Quarantined] = []
-    read = used = 0
+    read = used = headers = 0
     for line_no, line in enumerate(lines, 1):
         read += 1
         if "=" in line:
             hdr = _header(line, p.mode != "skip")
             if hdr is not None:
+                headers += 1
                 spec, target = _classify_param(hdr[0])
                 p.open_block(spec, target)
                 line = hdr[1]
@@ -414,6 +434,8 @@ def parse_lines(
             quarantined.append(
                 Quarantined(SOURCE, file, line_no, line.rstrip("\r\n"), reason)
             )
+    if not headers:
+        p.close_snapshot()      # a bare stats file: its end closes its only block
     stats = ParseStats(
         source=SOURCE, files=1, lines_read=read, lines_used=used,
         lines_quarantined=len(quarantined), rows=len(p.rows), extra=p.extra,

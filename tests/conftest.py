@@ -101,6 +101,65 @@ def _mariadb_binary() -> str | None:
     return None
 
 
+class MariaDbServer:
+    """A throwaway MariaDB server on loopback with its own datadir and port, which a test
+    may stop, kill and start again (same data, same port)."""
+
+    def __init__(self) -> None:
+        server = _mariadb_binary()
+        if server is None:
+            pytest.fail("MariaDB server not installed: run `make test` (it installs "
+                        "mariadb-server)")
+        install = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
+        self.server, self.base = server, Path(tempfile.mkdtemp(prefix="lassi-mariadb-"))
+        self.port, self.proc = _free_port(), None
+        self.args = {"host": "127.0.0.1", "port": self.port, "user": "root", "password": ""}
+        subprocess.run([install, f"--datadir={self.base / 'data'}",
+                        "--auth-root-authentication-method=normal", "--skip-test-db",
+                        "--user=" + os.environ.get("USER", "root")],
+                       check=True, capture_output=True)
+
+    def start(self) -> None:
+        """Start the server and wait until it answers (60 s at most)."""
+        import pymysql
+
+        b = self.base
+        self.proc = subprocess.Popen(
+            [self.server, "--no-defaults", f"--datadir={b / 'data'}",
+             f"--socket={b / 'mysqld.sock'}", f"--port={self.port}", "--bind-address=127.0.0.1",
+             "--skip-name-resolve", f"--pid-file={b / 'pid'}",
+             "--user=" + os.environ.get("USER", "root"), f"--log-error={b / 'error.log'}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                pymysql.connect(**self.args, connect_timeout=2).close()
+                return
+            except pymysql.err.OperationalError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    err = b / "error.log"
+                    log = err.read_text()[-2000:] if err.exists() else ""
+                    self.proc.kill()
+                    pytest.fail(f"MariaDB did not start: {log}")
+                time.sleep(0.2)   # polling a starting server; bounded by the deadline
+
+    def stop(self, kill: bool = False) -> None:
+        """Stop the server: a clean shutdown, or SIGKILL (a crash)."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        proc.kill() if kill else proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def mariadb():
     """A throwaway MariaDB on loopback (own datadir and port), stopped at the end.
@@ -109,43 +168,14 @@ def mariadb():
     """
     import pymysql
 
-    server = _mariadb_binary()
-    if server is None:
-        pytest.fail("MariaDB server not installed: run `make test` (it installs mariadb-server)")
-    install = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
-    base = Path(tempfile.mkdtemp(prefix="lassi-mariadb-"))
-    datadir, sock, port = base / "data", base / "mysqld.sock", _free_port()
-    subprocess.run([install, f"--datadir={datadir}", "--auth-root-authentication-method=normal",
-                    "--skip-test-db", "--user=" + os.environ.get("USER", "root")],
-                   check=True, capture_output=True)
-    proc = subprocess.Popen(
-        [server, "--no-defaults", f"--datadir={datadir}", f"--socket={sock}", f"--port={port}",
-         "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={base / 'pid'}",
-         "--user=" + os.environ.get("USER", "root"), f"--log-error={base / 'error.log'}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    args = {"host": "127.0.0.1", "port": port, "user": "root", "password": ""}
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            conn = pymysql.connect(**args, connect_timeout=2)
-            break
-        except pymysql.err.OperationalError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                err = base / "error.log"
-                log = err.read_text()[-2000:] if err.exists() else ""
-                proc.kill()
-                pytest.fail(f"MariaDB did not start: {log}")
-            time.sleep(0.2)   # polling a starting server; bounded by the deadline
+    server = MariaDbServer()
+    server.start()
+    conn = pymysql.connect(**server.args, connect_timeout=2)
     with conn.cursor() as cur:
         cur.execute("CREATE DATABASE lassi_test")
     conn.close()
-    yield {**args, "database": "lassi_test"}
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    shutil.rmtree(base, ignore_errors=True)
+    yield {**server.args, "database": "lassi_test"}
+    server.remove()
 
 
 def schema_row(schema, **values) -> tuple:

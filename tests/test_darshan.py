@@ -4,12 +4,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import signal
 import struct
 from pathlib import Path
 
 import pytest
-from lassi.ingest.darshan import log_files, parse_log, parse_logs, read_log, user_from_name
+from lassi.ingest.contract import IngestError
+from lassi.ingest.darshan import (
+    IsolatedReader,
+    log_files,
+    parse_log,
+    parse_logs,
+    read_log,
+    timeout_s,
+    user_from_name,
+)
 from lassi.ingest.darshan_repo import find_logs
 
 from lassi.core.schemas import schema_of
@@ -178,6 +189,37 @@ def test_broken_logs_are_quarantined_not_fatal(realdata, tmp_path):
     assert "corrupt Darshan log" in reasons["corrupt.darshan"]
     assert (stats.lines_read, stats.lines_used, stats.lines_quarantined) == (6, 1, 5)
     assert stats.rows == 1 + len(parse_log(good)[1])
+
+
+def test_a_hung_worker_is_killed_and_the_next_log_read(realdata):
+    """A darshan-util call that never returns (a log on a dead mount): the worker is
+    stopped for real (SIGSTOP), the log is quarantined after the timeout, the worker is
+    killed and the next log gets a fresh one."""
+    good = str(realdata / "pytokio" / "sample.darshan")
+    reader = IsolatedReader(timeout_s=2)
+    try:
+        assert reader.parse(good)[0] == "ok"
+        hung = reader._proc
+        os.kill(hung.pid, signal.SIGSTOP)
+        status, reason = reader.parse(good)
+        assert status == "bad"
+        assert reason.startswith("darshan-util did not finish reading the log within 2 s")
+        assert hung.poll() == -signal.SIGKILL and reader._proc is None
+        status, (job, files) = reader.parse(good)
+        assert status == "ok" and reader._proc.pid != hung.pid
+        assert (job, files) == parse_log(good)
+    finally:
+        reader.close()
+
+
+def test_darshan_timeout_setting(monkeypatch):
+    monkeypatch.delenv("LASSI_DARSHAN_TIMEOUT", raising=False)
+    assert timeout_s() == 300.0
+    monkeypatch.setenv("LASSI_DARSHAN_TIMEOUT", "12.5")
+    assert timeout_s() == 12.5
+    monkeypatch.setenv("LASSI_DARSHAN_TIMEOUT", "five minutes")
+    with pytest.raises(IngestError, match="LASSI_DARSHAN_TIMEOUT must be seconds"):
+        timeout_s()
 
 
 def test_repo_lookup_pytokio_answers(realdata):

@@ -77,8 +77,11 @@ def test_matching_site_passes_every_check(day, spark, tmp_path, capsys):
     assert rc == 0
     assert "warning" not in capsys.readouterr().err
     checks = _checks(wh)
-    assert set(checks) == {"lustre", "scheduler"}                  # no Beacon trace here
-    assert all(c["n_bad"] == 0 and c["warning"] is None for c in checks.values())
+    assert set(checks) == {"lustre", "scheduler", "alps", "pbs"}   # no Beacon trace here
+    assert all(c["warning"] is None for c in checks.values())
+    # the 4 nodes' I/O falls in runs: a few 10-minute buckets at run edges do not
+    assert checks["alps"]["n_bad"] < 0.1 * checks["alps"]["n_total"]
+    assert checks["lustre"]["n_bad"] == checks["scheduler"]["n_bad"] == 0
     started = runs_of(truth)
     assert checks["scheduler"]["n_total"] == started > 0
     from lassi.core.warehouse import Warehouse
@@ -87,6 +90,10 @@ def test_matching_site_passes_every_check(day, spark, tmp_path, capsys):
 
     html = quality_box(load_quality(Warehouse(spark, str(wh)), [DATE]))
     assert "Checked against the site configuration (lustre, scheduler)" in html
+    a, p = checks["alps"], checks["pbs"]
+    assert (f"I/O outside every run of the job log (10-minute node buckets with I/O): alps "
+            f"{a['n_bad']} of {a['n_total']} ({100 * a['n_bad'] / a['n_total']:.1f} %), pbs "
+            f"{p['n_bad']} of {p['n_total']}") in html
     assert "class='warn'" not in html
 
 
@@ -129,7 +136,47 @@ def test_report_quality_box_shows_the_warnings(shifted_run, spark):
 
     wh, _ = shifted_run
     html = quality_box(load_quality(Warehouse(spark, str(wh)), [DATE]))
-    warnings = [c["warning"] for c in _checks(wh).values()]
+    warnings = [c["warning"] for c in _checks(wh).values() if c["warning"]]
     for w in warnings:
         assert f"<p class='warn'>{escape(w)}</p>" in html
     assert html.count("class='warn'") == 2 and "runs on no compute node" in html
+
+
+def test_job_log_times_off_by_hours(spark, tmp_path):
+    """Trace lines of two nodes from 02:00 to 04:00 UTC; a `beacon-job` log that places
+    their job at 10:00-12:00 (a log in UTC+8 read as UTC) and an `alps` log that is right.
+    Counted by hand: 12 + 6 active 10-minute buckets, none inside the beacon-job run as
+    read, all with its times moved -8 h."""
+    from lassi.ingest.data_checks import run_checks
+
+    from lassi.core.schemas import schema_of
+    from lassi.core.warehouse import Warehouse
+    from tests.conftest import schema_row
+
+    site = load_site("archer", nodes=4)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    at = lambda h, m=0: dt.datetime(2017, 10, 10, h, m)  # noqa: E731
+    trace = [schema_row(schema_of("raw_lwfs_trace"), node=node, ip="10.0.0.1",
+                        ts=at(2 + k // 6, 10 * (k % 6) + 3), op="WRITE", count=1, date=DATE)
+             for node, n in (("nid00008", 12), ("nid00009", 6)) for k in range(n)]
+    wh.write(spark.createDataFrame(trace, schema_of("raw_lwfs_trace")), "raw_lwfs_trace",
+             [DATE])
+    runs = [schema_row(schema_of("app_run"), app_id=a, job_id=a, source=src, nodes=nodes,
+                       start=s, end=e, date=DATE)
+            for a, src, nodes, s, e in (
+                ("1", "beacon-job", ["nid00008", "nid00009"], at(10), at(12)),
+                ("2", "alps", ["nid00008"], at(1, 30), at(4, 30)),
+                ("3", "alps", ["nid00009"], at(2), at(2, 55)))]
+    wh.write(spark.createDataFrame(runs, schema_of("app_run")), "app_run", [DATE])
+    checks = {c.source: c for c in run_checks(wh, site, DATE)}
+    job, alps = checks["beacon-job"], checks["alps"]
+    assert (job.n_bad, job.n_total, alps.n_bad, alps.n_total) == (18, 18, 0, 18)
+    assert job.examples == ["nid00008 02:00", "nid00008 02:10", "nid00008 02:20"]
+    assert alps.warning is None
+    assert job.warning == (
+        "warning: beacon-job: 18 of 18 10-minute node buckets with I/O outside every run "
+        "(e.g. nid00008 02:00, nid00008 02:10, nid00008 02:20): the beacon-job times look "
+        "8 h late (100% of the sampled I/O falls in runs moved -8 h, 0% as read): check "
+        f"timezones.beacon_job in {site.source}")
+    rows = {r.source: r for r in wh.read("data_check", [DATE]).collect()}
+    assert rows["beacon-job"].warning == job.warning and rows["alps"].n_bad == 0

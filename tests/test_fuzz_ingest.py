@@ -4,8 +4,9 @@ Each source's file parser is fed mutations of a real sample (../shared/realdata,
 when absent) or of lines in its documented grammar (LWFS client traces have no public
 sample), with a fixed seed: truncations at many byte offsets, flipped bytes, a line of
 binary garbage, invalid UTF-8, NUL bytes, CRLF endings, a 10 MB line, an empty file,
-gzip whole / truncated / corrupt, duplicated and shuffled lines, a file that cannot be
-read at all (a dangling link). For every case:
+gzip whole / truncated / corrupt, duplicated and shuffled lines (out of order), a timestamp
+moved far into the future and one past year 9999, a file that cannot be read at all (a
+dangling link). For every case:
 
 - no exception reaches the caller;
 - lines read = lines used + lines quarantined, every quarantined line has a reason, and
@@ -14,7 +15,11 @@ read at all (a dangling link). For every case:
   clean file or comes from a line that is not one of the clean file's lines; for
   truncations, the rows of the whole lines kept are exactly the clean file's first rows.
 
-The number of cases tried per source is printed (`pytest -s`).
+The Beacon counter layers (lustre-client, ost, mds) are fuzzed from lines in their
+documented grammar. LMT rows are fuzzed in an SQLite copy, whose columns hold any type:
+values of random cells replaced by NULL, negatives, 2^63-1, text, bytes, fractions, far-
+future and unparseable times; Darshan logs by truncation and bit flips of a real log,
+through the isolated worker. The number of cases tried per source is printed (`pytest -s`).
 """
 
 from __future__ import annotations
@@ -23,11 +28,21 @@ import datetime as dt
 import functools
 import gzip
 import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from lassi.ingest import alps, lctl_dl, lfs_df, lustre_stats, lwfs_client, lwfs_server, slurm
+from lassi.ingest import (
+    alps,
+    beacon_layers,
+    lctl_dl,
+    lfs_df,
+    lustre_stats,
+    lwfs_client,
+    lwfs_server,
+    slurm,
+)
 from lassi.ingest import pbs as pbs_parser
 
 from lassi.core.config import Site, load_site
@@ -62,6 +77,27 @@ def _lwfs_lines() -> list[str]:
     return [x.rstrip() for x in out]
 
 
+def _layer_lines(layer: str) -> list[str]:
+    """60 clean lines of a Beacon counter layer (FORMATS.md §4), cumulative counters."""
+    out = []
+    for k in range(60):
+        ts = f"2018-09-10T06:{k // 2:02d}:00.000Z"
+        n = k // 2 + 1
+        if layer == "lustre-client":
+            out.append(f"20.0.2.100 {ts} online1-OST{k % 2:04x} {10 * n} {20 * n} 256")
+        elif layer == "ost":
+            out.append(f"oss001 {ts} online1-OST{k % 2:04x} {10 * n} {20 * n} 256 "
+                       f"{10 * n << 20} {20 * n << 20}")
+        else:
+            out.append(f"20.0.2.{100 + k % 2} {ts} open={5 * n} close={5 * n} "
+                       f"getattr={12 * n} unlink={n}")
+    return out
+
+
+def _layer(layer: str) -> Parser:
+    return lambda p: beacon_layers.parse_file(p, taihulight(), layer, day=LWFS_DAY)
+
+
 SOURCES: dict[str, tuple[str | None, Parser]] = {
     "lustre (2.14 exports)": (
         "lustre/whamcloud_lustrefs_exporter/lctl_fixtures/valid/lustre-2.14.0_ddn133/"
@@ -79,13 +115,18 @@ SOURCES: dict[str, tuple[str | None, Parser]] = {
     "lwfs-server": ("beacon/data_example.txt",
                     lambda p: lwfs_server.parse_file(p, taihulight())),
     "lwfs-client": (None, lambda p: lwfs_client.parse_file(p, taihulight(), day=LWFS_DAY)),
+    "beacon lustre-client": (None, _layer("lustre-client")),
+    "beacon ost": (None, _layer("ost")),
+    "beacon mds": (None, _layer("mds")),
 }
 
 
 def _clean_bytes(source: str, realdata: Path | None) -> bytes:
     rel, _ = SOURCES[source]
     if rel is None:
-        return ("\n".join(_lwfs_lines()) + "\n").encode()
+        lines = _lwfs_lines() if source == "lwfs-client" else \
+            _layer_lines(source.removeprefix("beacon "))
+        return ("\n".join(lines) + "\n").encode()
     if realdata is None:
         pytest.skip("../shared/realdata is absent")
     path = realdata / rel
@@ -127,6 +168,19 @@ def mutations(clean: bytes, rng: random.Random) -> Iterator[tuple[str, bytes, st
     shuffled = lines[:]
     rng.shuffle(shuffled)
     yield "shuffled lines", b"\n".join(shuffled), ".log"
+    for name, year, epoch in (("far-future timestamp", b"2999", b"32503680000"),
+                              ("timestamp past year 9999", b"99999", b"999999999999")):
+        yield name, b"\n".join(lines[:mid] + [_retime(x, year, epoch) for x in lines[mid:]]), \
+            ".log"
+
+
+def _retime(line: bytes, year: bytes, epoch: bytes) -> bytes:
+    """The line with its first 4-digit year (20xx/19xx) or 10-digit epoch replaced."""
+    m = re.search(rb"(?<![0-9])(?:19|20)[0-9]{2}(?=[-/])|(?<![0-9])1[0-9]{9}(?![0-9])", line)
+    if m is None:
+        return line
+    new = year if len(m.group()) == 4 else epoch
+    return line[:m.start()] + new + line[m.end():]
 
 
 def check_contract(case: str, q, stats) -> None:
@@ -214,3 +268,90 @@ def test_lwfs_client_rows_come_from_clean_lines_or_changed_ones(tmp_path):
                 sorted(by_line[line] for line in whole), case
         cases += 1
     print(f"lwfs-client: {cases} cases checked line by line against the clean file")
+
+
+# --- LMT rows (an SQLite copy holds any value in any column) ------------------------------
+
+LMT_VALUES = (None, -1, 2**63 - 1, "garbage", b"\xff\xfe", 1.5, "2999-01-01 00:00:00",
+              "not a time", "")
+LMT_CASES = 120
+
+
+def test_fuzzed_lmt_rows_are_counted_never_raise(tmp_path):
+    """Random cells of the tiny LMT database's data and time tables replaced by values of
+    other types, out-of-range numbers and bad or far-future times: the read never raises,
+    rows read = used + quarantined, and every quarantined row has a reason."""
+    import sqlite3
+
+    from lassi.ingest.lmt import LmtDb
+
+    from tests.test_lmt import PACIFIC, UTC0, tiny_tables, write_sqlite
+
+    window = (UTC0 - dt.timedelta(hours=1), UTC0 + dt.timedelta(hours=2))
+    base = write_sqlite(tmp_path / "clean.sqlite3", tiny_tables())
+    with LmtDb(str(base), PACIFIC) as db:
+        clean = db.read(*window).stats
+    assert clean.conserved and clean.lines_read == 23
+    rng = random.Random(f"{SEED}-lmt")
+    tables = {"OST_DATA": 9, "MDS_OPS_DATA": 6, "TIMESTAMP_INFO": 2, "OSS_DATA": 4,
+              "MDS_DATA": 7}
+    for case in range(LMT_CASES):
+        path = tmp_path / f"case{case}.sqlite3"
+        path.write_bytes(base.read_bytes())
+        conn = sqlite3.connect(path)
+        for _ in range(1 + case % 4):
+            table = rng.choice(sorted(tables))
+            rowids = [r[0] for r in conn.execute(f"SELECT rowid FROM {table}")]
+            col = rng.randrange(tables[table])
+            name = conn.execute(f"PRAGMA table_info({table})").fetchall()[col][1]
+            try:
+                conn.execute(f"UPDATE {table} SET {name} = ? WHERE rowid = ?",
+                             (rng.choice(LMT_VALUES), rng.choice(rowids)))
+            except sqlite3.IntegrityError:
+                continue          # a NOT NULL or INTEGER PRIMARY KEY column refuses it too
+        conn.commit()
+        conn.close()
+        with LmtDb(str(path), PACIFIC) as db:
+            res = db.read(*window)
+        st = res.stats
+        assert st.lines_read == st.lines_used + st.lines_quarantined, case
+        assert len(res.quarantined) == st.lines_quarantined, case
+        assert all(q.reason for q in res.quarantined), case
+        assert st.rows == len(res.ost_rows) + len(res.mds_rows), case
+    print(f"lmt: {LMT_CASES} fuzzed databases, each: no exception, rows read = used + "
+          "quarantined")
+
+
+# --- Darshan logs (darshan-util through the isolated worker) -------------------------------
+
+DARSHAN_CASES = 24
+
+
+def test_fuzzed_darshan_logs_are_counted_never_raise(tmp_path, realdata_or_none):
+    """Truncations and bit flips of a real log: every log is read or quarantined with a
+    reason, nothing raises, and the intact copy among them still gives its job."""
+    from lassi.ingest.darshan import parse_logs
+
+    if realdata_or_none is None:
+        pytest.skip("../shared/realdata is absent")
+    clean = (realdata_or_none / "pytokio" / "sample.darshan").read_bytes()
+    rng = random.Random(f"{SEED}-darshan")
+    paths = []
+    for k in range(DARSHAN_CASES):
+        b = bytearray(clean)
+        if k % 2:
+            for _ in range(1 + k % 3):
+                i = rng.randrange(len(b))
+                b[i] ^= 1 << rng.randrange(8)
+        else:
+            b = b[:rng.randrange(len(b))]
+        paths.append(tmp_path / f"case{k}.darshan")
+        paths[-1].write_bytes(bytes(b))
+    (tmp_path / "intact.darshan").write_bytes(clean)
+    paths.append(tmp_path / "intact.darshan")
+    jobs, _, qs, stats = parse_logs(paths, timeout=120)
+    assert stats.lines_read == len(paths) == stats.lines_used + stats.lines_quarantined
+    assert len(qs) == stats.lines_quarantined and all(q.reason for q in qs)
+    assert "intact.darshan" in {Path(j["log_path"]).name for j in jobs}
+    print(f"darshan: {len(paths)} logs, {stats.lines_quarantined} quarantined, each with a "
+          "reason; no exception")

@@ -1,14 +1,14 @@
 """SIGKILL mid-run, then rerun: every table equals a clean run's and nothing is left behind.
 
-One warehouse, one simulated 4-node ARCHER day, `lassi run daily --raw RAW --stage
-node_window --stage app_hour` (ingest, then LASSi's first two stages) in a process group of
-its own (the Python driver and its JVM). The run is killed at points read from what it
-does, never after a sleep: when its log says the Lustre statistics were written
-(mid-ingest, the schedulers and the ledger not yet), and when node_window's staged write
-appears under `_staging/` (mid-write); each next run starts on what the killed one left (a
-writer lock of a dead pid, staged files, half the day). The last run completes, and every table then
-equals the clean in-process run's, sorted, without the columns that date a run; no
-`_staging`, `_trash` or lock file is left.
+One warehouse, one simulated 4-node ARCHER day. Each command runs in a process group of
+its own (the Python driver and its JVM) and is killed at a point read from what it does,
+never after a sleep: `lassi ingest --raw RAW` when its log says the Lustre statistics were
+written (mid-ingest, the schedulers and the ledger not yet), then `lassi run daily --raw
+RAW --stage node_window --stage app_hour` (ingest, then LASSi's first two stages) when
+node_window's staged write appears under `_staging/` (mid-write); each next run starts on
+what the killed one left (a writer lock of a dead pid, staged files, half the day). The
+last run completes, and every table then equals the clean in-process run's, sorted,
+without the columns that date a run; no `_staging`, `_trash` or lock file is left.
 """
 
 from __future__ import annotations
@@ -81,9 +81,10 @@ def run_until(argv: list[str], env: dict[str, str], killed_when: Callable[[list[
 def test_killed_runs_then_a_rerun_equal_a_clean_run(day, tmp_path):
     raw, clean = day
     wh = tmp_path / "wh"
-    argv = [sys.executable, "-m", "lassi.cli", "run", "daily", "--raw", str(raw),
-            "--date", DATE.isoformat(), *STAGES, "--warehouse", str(wh),
-            "--site", "archer", "--nodes", "4"]
+    common = ["--raw", str(raw), "--date", DATE.isoformat(), "--warehouse", str(wh),
+              "--site", "archer", "--nodes", "4"]
+    ingest = [sys.executable, "-m", "lassi.cli", "ingest", *common]
+    argv = [sys.executable, "-m", "lassi.cli", "run", "daily", *common, *STAGES]
     env = {**_env(tmp_path), "LASSI_SPARK_CONF": (
         "spark.driver.memory=1g,spark.sql.shuffle.partitions=4,spark.ui.enabled=false,"
         f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}")}
@@ -94,12 +95,13 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(day, tmp_path):
     def staging(table: str) -> Callable[[list[str]], bool]:
         return lambda _: (wh / "_staging" / table).exists()
 
-    for point, when in (("after the Lustre ingest", logged("lustre: ")),
-                        ("mid-write of node_window", staging("node_window"))):
+    for cmd, point, when in ((ingest, "after the Lustre ingest", logged("lustre: ")),
+                             (argv, "mid-write of node_window", staging("node_window"))):
         t = time.time()
-        rc, lines = run_until(argv, env, when)
+        rc, lines = run_until(cmd, env, when)
         assert rc == -signal.SIGKILL, f"not killed {point}: the run ended first"
-        print(f"killed {point} after {time.time() - t:.0f} s: {len(lines)} log lines")
+        print(f"killed `lassi {cmd[3]}` {point} after {time.time() - t:.0f} s: {len(lines)} "
+              "log lines")
     assert (wh / "_lock" / "writer").exists()             # a dead holder's lock stays
     t = time.time()
     rc, lines = run_until(argv, env, lambda _: False)

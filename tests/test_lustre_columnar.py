@@ -9,6 +9,7 @@ captures split across read blocks, gzip, truncated gzip, every real Lustre file 
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 from pathlib import Path
 
@@ -21,7 +22,8 @@ NIDS = {"10.2.4.27": "cn027"}
 # every construct of the grammar: target stats, md_stats, exports with Cray and IP NIDs,
 # nsecs and usecs (a short usecs fraction counts microseconds), start_time after the first
 # counter, elapsed_time, [regs], sumsq, a counter twice in one snapshot (first value kept),
-# blank lines, two snapshots in one block
+# blank lines, two snapshots in one block, an export without counters (a zero marker) and
+# one at the end of the capture (none: the capture may have been cut there)
 CAPTURE = """\
 obdfilter.fs2-OST0001.stats=
 snapshot_time             1507593600.341749 secs.usecs
@@ -45,6 +47,13 @@ getattr                   2 samples
 mdt.fs3-MDT0000.md_stats=
 snapshot_time             1507593601.000001
 close                     4 samples [usecs] -1 20 33
+obdfilter.fs2-OST0001.exports.11@gni1.stats=
+snapshot_time             1507593600.7 secs.usecs
+start_time                1507593500.000000 secs.usecs
+elapsed_time              100.7 secs.usecs
+
+obdfilter.fs2-OST0001.exports.12@gni1.stats=
+snapshot_time             1507593600.8 secs.usecs
 """
 # files the fast path must leave to the line parser, whole
 REFUSED = {
@@ -117,6 +126,31 @@ def test_capture_takes_the_fast_path_with_equal_rows(tmp_path):
     assert (st.lines_read, st.lines_used, st.rows, st.extra) == \
         (len(CAPTURE.splitlines()), len(CAPTURE.splitlines()), len(rows),
          {"duplicate_counters": 1})
+
+
+def test_a_snapshot_without_counters_is_a_zero_marker(tmp_path):
+    f = tmp_path / "cap.txt"
+    f.write_text(CAPTURE * 2)
+    assert assert_same(f, server="oss01")
+    rows = lustre_columnar.parse_file_arrow(f, server="oss01")[0].to_pylist()
+    marks = [(r["nid"], r["node"], r["kind"], r["samples"], r["sum"], r["start_time"])
+             for r in rows if r["counter"] == lustre_stats.ZERO_MARKER]
+    a, b = ("11@gni1", "nid00011", "export", 0, None, 1507593500_000000), \
+        ("12@gni1", "nid00012", "export", 0, None, None)
+    assert marks == [a, b, a]          # the last block of the file is no marker
+    i = [r["counter"] for r in rows].index(lustre_stats.ZERO_MARKER)
+    assert rows[i - 1]["counter"] == "close" and rows[i + 1]["counter"] == "snapshot_time"
+
+
+def test_a_bare_export_file_without_counters(realdata):
+    """A real /proc export stats file of a client with all counters zero (HPE exporter)."""
+    f = (realdata / "lustre/hpe_lustre_exporter/proc/fs/lustre/mdt/lustrefs-MDT0000/exports/"
+         "172.20.20.5@o2ib/stats")
+    rows, q, st = lustre_stats.parse_file(f)
+    assert not q and st.lines_read == st.lines_used == 1
+    assert [(r["target"], r["kind"], r["nid"], r["counter"], r["samples"]) for r in rows] == \
+        [("lustrefs-MDT0000", "export", "172.20.20.5@o2ib", "snapshot_time", 0)]
+    assert rows[0]["snapshot_time"] == dt.datetime(2017, 11, 15, 21, 37, 33, 9228)  # .009228175
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

@@ -124,8 +124,14 @@ def test_hpe_tree_statfs_ping_create_per_ost(realdata):
     # client-side llite/osc/mdc and service (ost/OSS, mds/MDS, mgs) stats give no rows
     assert not [r for r in rows if "ffff" in r["target"] or r["target"] in ("MDS", "OSS")]
     exports = by(rows, kind="export")
-    # exports with only a snapshot_time (0@lo, .5, .6 on the MDT) have no counters: no rows
-    assert {r["nid"] for r in exports} == {"172.20.20.2@o2ib", "172.20.20.4@o2ib"}
+    # exports with only a snapshot_time (0@lo, .5, .6 on the MDT): every counter zero, one
+    # marker row each
+    counted = [r for r in exports if r["counter"] != "snapshot_time"]
+    assert {r["nid"] for r in counted} == {"172.20.20.2@o2ib", "172.20.20.4@o2ib"}
+    zero = sorted((r["target"], r["nid"], r["samples"]) for r in exports
+                  if r["counter"] == "snapshot_time")
+    assert zero == [("lustrefs-MDT0000", n, 0) for n in
+                    ("0@lo", "172.20.20.5@o2ib", "172.20.20.6@o2ib")]
     e = one(exports, target="lustrefs-OST0000", nid="172.20.20.4@o2ib", counter="write_bytes")
     assert e["sum"] == 16552048697344 and e["node"] is None
 

@@ -174,3 +174,35 @@ def test_clean_rerun_clears_the_quarantine_and_a_clean_day_writes_none(spark, wa
     f.write_text(good)
     ingest_source(spark, warehouse, site, "lustre", [str(tmp_path / "in")], DATE)
     assert warehouse.read("quarantine", [DATE]).count() == 0
+
+
+def test_a_reconnected_client_counts_from_zero(spark, warehouse, tmp_path):
+    """An export block holding only snapshot_time (a client that reconnected: Lustre prints
+    no zero counters, and this old Lustre no start_time) is a capture of zeros: the next
+    delta is the whole new value, even when it passes the value before the reconnect."""
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.captures import node_windows
+
+    site = load_site("archer", nodes=8)
+    w, t0 = site.window_s, 1507593600                  # 2017-10-10 00:00 UTC
+    export = "obdfilter.fs2-OST0000.exports.7@gni.stats="
+    reads = [(10, 1 << 20), (20, 2 << 20), None, (30, 3 << 20), (30, 3 << 20)]
+    text = []
+    for k, r in enumerate(reads):
+        text += ["obdfilter.fs2-OST0000.stats=", f"snapshot_time {t0 + k * w}.000001 secs.usecs",
+                 "statfs 1 samples [reqs]", export, f"snapshot_time {t0 + k * w}.5 secs.usecs"]
+        if r is not None:
+            text.append(f"read_bytes {r[0]} samples [bytes] 4096 1048576 {r[1]}")
+    (tmp_path / "oss1").mkdir()
+    (tmp_path / "oss1" / "2017-10-10.txt").write_text("\n".join(text) + "\n")
+    st = ingest_source(spark, warehouse, site, "lustre", [str(tmp_path)], DATE)
+    assert st.rows == 5 + 4 + 1                        # targets, counters, one zero marker
+    got = sorted((r["window_start"], r["read_kb"], r["read_ops"], r["resets"])
+                 for r in node_windows(warehouse, site, DATE).collect()
+                 if r["node"] == "nid00007")
+    at = [dt.datetime(2017, 10, 10) + dt.timedelta(seconds=k * w) for k in range(4)]
+    assert got == [(at[0], 1024.0, 10, 0),             # 1 MiB -> 2 MiB
+                   (at[1], 0.0, 0, 2),                 # reconnected: both series reset
+                   (at[2], 3072.0, 30, 0),             # from zero, not 3 MiB - 2 MiB
+                   (at[3], 0.0, 0, 0)]

@@ -11,11 +11,16 @@ from collections.abc import Callable
 
 EXIT_USAGE, EXIT_FAIL = 2, 1
 EXIT_LOCKED = 75        # sysexits' EX_TEMPFAIL: another command is writing the warehouse
+EXIT_TEMPFAIL = 75      # ... or a service (the LMT database) did not answer: retry later
 _LOCKED: list = []      # warehouses whose writer lock this process holds (run_command frees)
 
 
 class CliError(Exception):
     """A user-facing error: printed as `lassi: error: <message>`."""
+
+
+class CliTempFail(CliError):
+    """A CliError that a later retry may not meet (a database down): exit EXIT_TEMPFAIL."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -173,6 +178,9 @@ def run_command(fn: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except LockHeld as exc:
         _fail(str(exc))
         return EXIT_LOCKED
+    except CliTempFail as exc:
+        _fail(str(exc))
+        return EXIT_TEMPFAIL
     except CliError as exc:
         return _fail(str(exc))
     except (ValueError, OSError, KeyError) as exc:     # FileNotFoundError is an OSError

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lassi.cli.args import (
     CliError,
+    CliTempFail,
     add_lock_wait,
     add_period,
     add_site,
@@ -38,6 +39,11 @@ def add_commands(sub) -> None:
                     help="window end (exclusive), ISO date or datetime, UTC")
     lm.add_argument("--tz", default=None,
                     help="time zone of the database's TIMESTAMP_INFO (default: the site's lmt)")
+    lm.add_argument("--retries", type=positive, default=5, metavar="N",
+                    help="attempts per connection or query before giving up with exit status "
+                    "75; the waits between them double from 0.5 s (default 5: 7.5 s)")
+    lm.add_argument("--query-timeout", type=positive, default=600, metavar="S",
+                    help="seconds one query may take before it is retried (default 600)")
     add_warehouse(lm)
     add_lock_wait(lm)
     add_site(lm)
@@ -124,7 +130,9 @@ def add_commands(sub) -> None:
 
 
 def cmd_archive_lmt(args) -> int:
-    from lassi.ingest.lmt import LmtDb, LmtError
+    """Archive a window of an LMT database; a database that does not answer within the
+    retries exits 75 (retry later), and the warehouse keeps what it had."""
+    from lassi.ingest.lmt import BACKOFF_S, LmtDb, LmtError, LmtUnavailable
     from lassi.ingest.runner import URI_SCHEMES
     from lassi.tools.lmt_archive import archive, check_window, parse_time, summary
 
@@ -134,13 +142,20 @@ def cmd_archive_lmt(args) -> int:
         raise CliError(f"no such LMT database file: {args.input}")
     tz = zone(args.tz) if args.tz is not None else site_of(args).tz("lmt")
     try:
-        db = LmtDb(args.input, tz)      # before Spark starts: a dead database fails fast
+        # before Spark starts: a dead database fails fast
+        db = LmtDb(args.input, tz, args.retries, BACKOFF_S,
+                   query_timeout_s=args.query_timeout)
+        for warning in db.warnings:
+            print(f"archive-lmt: {warning}", file=sys.stderr)
+        with db:
+            wh = open_warehouse(args, "archive-lmt", writes=True)
+            stats = archive(wh.spark, wh, db, start, end)
+    except LmtUnavailable as exc:
+        raise CliTempFail(f"{exc}; nothing was written, rerun the same window") from None
     except LmtError as exc:
         raise CliError(str(exc)) from None
-    with db:
-        wh = open_warehouse(args, "archive-lmt", writes=True)
-        stats = archive(wh.spark, wh, db, start, end)
-    print(summary(stats, db.name, start, end), flush=True)
+    retried = f" ({db.retried} queries retried)" if db.retried else ""
+    print(summary(stats, db.name, start, end) + retried, flush=True)
     return 0
 
 

@@ -211,21 +211,34 @@ def quality_box(q: Quality) -> str:
 
 
 def _checks(checks: pd.DataFrame) -> str:
-    """Warnings of the data checks (one line each), and the checks that found anything."""
+    """Warnings of the data checks (one line each), the identity checks that found
+    anything, and how much I/O fell outside every run of each job log."""
+    from lassi.ingest.data_checks import OUTSIDE_RUNS
+
     if checks.empty:
         return ""
     warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in checks["warning"].dropna())
-    found = checks[checks["n_bad"] > 0]
+    timed = checks[checks["check"] == OUTSIDE_RUNS]
+    ident = checks[checks["check"] != OUTSIDE_RUNS]
+    found = ident[ident["n_bad"] > 0]
     if found.empty:
-        return warn + (f"<p>Checked against the site configuration "
-                       f"({esc(', '.join(checks['source']))}): every node identity is one of "
-                       "the site's.</p>")
-    rows = [[td(esc(r["source"])), td(esc(r["check"])),
-             td(f"{integer(r['n_bad'])} of {integer(r['n_total'])}",
-                "num warn" if isinstance(r["warning"], str) else "num"),
-             td(esc(r["examples"] or ""))] for _, r in found.iterrows()]
-    return warn + html_table(["source", "not matching the site's configuration", "rows",
-                              "e.g."], rows)
+        out = warn + (f"<p>Checked against the site configuration "
+                      f"({esc(', '.join(ident['source']))}): every node identity is one of "
+                      "the site's.</p>") if not ident.empty else warn
+    else:
+        rows = [[td(esc(r["source"])), td(esc(r["check"])),
+                 td(f"{integer(r['n_bad'])} of {integer(r['n_total'])}",
+                    "num warn" if isinstance(r["warning"], str) else "num"),
+                 td(esc(r["examples"] or ""))] for _, r in found.iterrows()]
+        out = warn + html_table(["source", "not matching the site's configuration", "rows",
+                                 "e.g."], rows)
+    if not timed.empty:
+        parts = [f"{esc(r['source'])} {integer(r['n_bad'])} of {integer(r['n_total'])} "
+                 f"({100 * r['n_bad'] / max(r['n_total'], 1):.1f} %)"
+                 for _, r in timed.iterrows()]
+        out += ("<p>I/O outside every run of the job log (10-minute node buckets with I/O): "
+                + ", ".join(parts) + ".</p>")
+    return out
 
 
 def _how_to_read(d: ReportData) -> str:

@@ -13,6 +13,9 @@
 -- capture slot is therefore its server's previous visible capture slot, or, before the
 -- server's first visible capture, the previous capture slot of the site; and the day's
 -- first capture (the baseline) is the site's first capture slot, not the target's.
+-- An export block holding only snapshot_time (a client that has just connected: all its
+-- counters zero) is a marker row, counter 'snapshot_time': every series of that export is
+-- zero at that capture, so the next capture's delta is its whole value.
 WITH captures AS (
   SELECT server, target, kind, fs, node, snapshot_time, start_time,
          CAST(FLOOR(unix_micros(snapshot_time) / 1000000 / ${window_s}) * ${window_s} AS BIGINT) AS slot,
@@ -40,6 +43,18 @@ metric AS (                       -- one row per series value: bytes and ops are
     FROM obs WHERE side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink',
       'mkdir', 'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs',
       'sync', 'samedir_rename', 'crossdir_rename')
+  UNION ALL SELECT o.server, o.target, o.fs, o.node, o.slot, o.snapshot_time, o.start_time,
+         o.side, z.m, 0D
+    FROM obs o JOIN (VALUES
+      ('ost', 'read_kb'), ('ost', 'read_ops'), ('ost', 'write_kb'), ('ost', 'write_ops'),
+      ('ost', 'other:get_info'), ('ost', 'other:set_info_async'), ('ost', 'other:disconnect'),
+      ('ost', 'other:destroy'), ('ost', 'other:punch'), ('ost', 'other:sync'),
+      ('ost', 'other:preprw'), ('ost', 'other:commitrw'),
+      ('mdt', 'open'), ('mdt', 'close'), ('mdt', 'mknod'), ('mdt', 'link'), ('mdt', 'unlink'),
+      ('mdt', 'mkdir'), ('mdt', 'rmdir'), ('mdt', 'ren'), ('mdt', 'getattr'),
+      ('mdt', 'setattr'), ('mdt', 'getxattr'), ('mdt', 'setxattr'), ('mdt', 'statfs'),
+      ('mdt', 'sync'), ('mdt', 'sdr'), ('mdt', 'cdr')) AS z(side, m) ON o.side = z.side
+    WHERE o.counter = 'snapshot_time'
 ),
 site_slots AS (                   -- every capture slot of the site (all servers)
   SELECT slot, LAG(slot) OVER (ORDER BY slot) AS site_prev,
