@@ -29,12 +29,14 @@ import functools
 import gzip
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from lassi.ingest import (
     alps,
+    beacon_job,
     beacon_layers,
     lctl_dl,
     lfs_df,
@@ -94,6 +96,13 @@ def _layer_lines(layer: str) -> list[str]:
     return out
 
 
+def _job_lines() -> list[str]:
+    """60 clean Beacon job log lines (FORMATS.md §3/§4): id, node list, name, UTC times."""
+    return [f"{1000000 + k}\tcn[{4 * k:05d}-{4 * k + k % 4:05d}]\tapp_{k % 7:03d}\t"
+            f"2018-09-10T{k // 6:02d}:{k % 6 * 10:02d}:00Z\t"
+            f"2018-09-10T{k // 6 + 1:02d}:{k % 6 * 10 + 5:02d}:30Z" for k in range(60)]
+
+
 def _layer(layer: str) -> Parser:
     return lambda p: beacon_layers.parse_file(p, taihulight(), layer, day=LWFS_DAY)
 
@@ -118,14 +127,38 @@ SOURCES: dict[str, tuple[str | None, Parser]] = {
     "beacon lustre-client": (None, _layer("lustre-client")),
     "beacon ost": (None, _layer("ost")),
     "beacon mds": (None, _layer("mds")),
+    "beacon-job": (None, lambda p: beacon_job.parse_file(p)),
+    "lustre (2.14 job_stats YAML)": (
+        "lustre/whamcloud_lustrefs_exporter/testcmds_stdout/"
+        "jobstats_2.14.0_162_OST_es01a-OST0001.txt",
+        lambda p: lustre_stats.parse_file(p, server="oss1")),
+    "lustre (old job_stats YAML)": (
+        "lustre/hpe_lustre_exporter/proc/fs/lustre/obdfilter/lustrefs-OST0000/job_stats",
+        lambda p: lustre_stats.parse_file(p, server="oss1")),
+    "lustre (1.8 stats)": (
+        "lustre/llnl_lmt_proc_fixtures/test/lustre_versions/1.8.3/proc/fs/lustre/obdfilter/"
+        "lc1-OST0000/stats", lambda p: lustre_stats.parse_file(p, server="oss1")),
+    "lustre (2.0 md_stats)": (
+        "lustre/llnl_lmt_proc_fixtures/test/lustre_versions/2.0.56/proc/fs/lustre/mdt/"
+        "lustre-MDT0000/md_stats", lambda p: lustre_stats.parse_file(p, server="mds1")),
 }
+# bare /proc files become captures of that version's layout under their `lctl` header
+HEADERS = {
+    "lustre (old job_stats YAML)": "obdfilter.lustrefs-OST0000.job_stats=",
+    "lustre (1.8 stats)": "obdfilter.lc1-OST0000.stats=",
+    "lustre (2.0 md_stats)": "mdt.lustre-MDT0000.md_stats=",
+}
+# sources whose rows depend only on the lines before them: a file cut at a line boundary
+# gives a subset of the clean file's rows
+PREFIX_CLOSED = {"lwfs-server", "beacon lustre-client", "beacon ost", "beacon mds",
+                 "beacon-job", *(k for k in SOURCES if k.startswith("lustre"))}
 
 
 def _clean_bytes(source: str, realdata: Path | None) -> bytes:
     rel, _ = SOURCES[source]
     if rel is None:
-        lines = _lwfs_lines() if source == "lwfs-client" else \
-            _layer_lines(source.removeprefix("beacon "))
+        lines = {"lwfs-client": _lwfs_lines, "beacon-job": _job_lines}.get(
+            source, lambda: _layer_lines(source.removeprefix("beacon ")))()
         return ("\n".join(lines) + "\n").encode()
     if realdata is None:
         pytest.skip("../shared/realdata is absent")
@@ -133,7 +166,8 @@ def _clean_bytes(source: str, realdata: Path | None) -> bytes:
     if not path.exists():
         pytest.skip(f"no sample {rel}")
     data = path.read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    data = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    return (HEADERS[source] + "\n").encode() + data if source in HEADERS else data
 
 
 def mutations(clean: bytes, rng: random.Random) -> Iterator[tuple[str, bytes, str]]:
@@ -204,8 +238,8 @@ def test_fuzzed_inputs_never_raise_and_count_every_line(source, realdata_or_none
     base = tmp_path / "clean.log"
     base.write_bytes(clean)
     clean_rows, _, clean_stats = parse(base)
-    assert clean_stats.lines_read > 0
-    cases = 0
+    assert clean_stats.lines_read > 0 and clean_stats.lines_quarantined < clean_stats.lines_read
+    cases = prefix_checked = 0
     for case, data, suffix in mutations(clean, rng):
         path = tmp_path / f"case{cases}{suffix}"
         path.write_bytes(data)
@@ -218,6 +252,11 @@ def test_fuzzed_inputs_never_raise_and_count_every_line(source, realdata_or_none
             assert (len(rows), stats.lines_quarantined) == (0, 0), case
         if case == "gzip":
             assert (len(rows), stats.lines_read) == (len(clean_rows), clean_stats.lines_read)
+        if case.startswith("truncated at") and source in PREFIX_CLOSED:
+            path.write_bytes(data[: data.rfind(b"\n") + 1])   # the whole lines kept
+            kept = Counter(_key(r) for r in parse(path)[0])
+            assert not kept - Counter(_key(r) for r in clean_rows), case
+            prefix_checked += 1
         path.unlink()
         cases += 1
     gone = tmp_path / "gone.log"
@@ -228,8 +267,10 @@ def test_fuzzed_inputs_never_raise_and_count_every_line(source, realdata_or_none
         (0, 1, 1)
     assert "files quarantined (unreadable)" in stats.summary()
     cases += 1
+    cut = (f"; {prefix_checked} cut at a line boundary give a subset of the clean rows"
+           if prefix_checked else "")
     print(f"{source}: {cases} fuzz cases, each: no exception, lines read = used + "
-          "quarantined")
+          f"quarantined{cut}")
 
 
 def _key(row: dict) -> tuple:
