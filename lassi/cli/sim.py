@@ -40,6 +40,10 @@ def add_commands(sub) -> None:
     s.add_argument("--dense", action="store_true",
                    help="a busy machine (Lustre-capture sites): ~90%% of nodes busy, every "
                         "busy node touching the MDS in every capture window")
+    s.add_argument("--lustre-stats", choices=("exports", "jobstats", "both"),
+                   default="exports", help="what the simulated Lustre servers print "
+                   "(Lustre-capture sites): per-client export statistics, per-job job_stats "
+                   "(job ids = PBS job ids), or both (default exports)")
     s.set_defaults(func=cmd_simulate)
 
     e = sub.add_parser("evaluate", help="detection quality against simulator truth")
@@ -69,7 +73,8 @@ def cmd_simulate(args) -> int:
     res = simulate(site, args.date, args.days, args.seed, Path(args.out), faults=args.fault,
                    gz=args.gzip, traced_fraction=args.traced_fraction,
                    tokio=not args.no_tokio, lmt_step_s=args.lmt_step,
-                   overwrite=args.overwrite, dense=args.dense)
+                   overwrite=args.overwrite, dense=args.dense,
+                   lustre_stats=args.lustre_stats)
     print(f"simulated {res['runs']} runs at {site.name} ({len(site.compute_nodes)} nodes), "
           f"{res['slowed']} slowed; raw files and truth.json in {res['out']}")
     return 0

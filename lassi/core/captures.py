@@ -33,13 +33,26 @@ def has_captures(wh: Warehouse, date: dt.date) -> bool:
 def node_windows(wh: Warehouse, site: Site, date: dt.date, by_target: bool = False) -> DataFrame:
     """node_window rows of `date` from raw_lustre_stats of its capture dates; with
     `by_target`, one row per Lustre target too (column `target`)."""
+    return _capture_deltas(wh, site, date, "node", "export", "FALSE", by_target)
+
+
+def job_windows(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
+    """Per job_stats job id, filesystem and window of `date`: LASSi's counters as deltas
+    (an entry that was cleaned up and reappears counts from zero)."""
+    return _capture_deltas(wh, site, date, "job_id", "job",
+                           "COALESCE(prev_seen < window_slot, FALSE)", False)
+
+
+def _capture_deltas(wh: Warehouse, site: Site, date: dt.date, key: str, kind: str,
+                    expired: str, by_target: bool) -> DataFrame:
     start, end = day_bounds(date)
     raw = (wh.read("raw_lustre_stats", capture_dates(date))
-           .filter(F.col("kind").isin("export", "target"))
+           .filter(F.col("kind").isin(kind, "target"))
            .filter(F.col("snapshot_time") < F.timestamp_seconds(F.lit(end + site.window_s))))
     raw.createOrReplaceTempView("raw_capture")
     return wh.spark.sql(sql("risk/node_window", window_s=site.window_s, day_start=start,
-                            day_end=end, by_target=", target" if by_target else ""))
+                            day_end=end, key=key, kind=f"'{kind}'", expired=expired,
+                            by_target=", target" if by_target else ""))
 
 
 def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:

@@ -206,6 +206,20 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class JobStats:
+    """`jobstats:`: how a Lustre job_stats job id names a scheduler job (lassi.risk.job_window).
+
+    `job`: a regular expression whose first group, put into `job_format` (`{}`), is the
+    scheduler's job id (a suffix the scheduler does not use falls outside the group);
+    `not_jobs`: expressions of ids that are no job (procname_uid of daemons and tools:
+    `dd.0`); any other id is `unknown` (e.g. a node name from `jobid_name=%H`)."""
+
+    job: str = r"^(.+)$"
+    job_format: str = "{}"
+    not_jobs: tuple[str, ...] = (r"^[A-Za-z_][A-Za-z0-9_-]*\.[0-9]+$",)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every analysis setting of a site, validated (see the module docstring)."""
 
@@ -219,6 +233,7 @@ class Settings:
     tokio: Tokio
     interference: Interference
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    jobstats: JobStats = field(default_factory=JobStats)
 
     def baseline_period(self, date: dt.date) -> tuple[dt.date, dt.date]:
         """First and last date of the baseline period ending with `date` (inclusive): the
@@ -414,4 +429,28 @@ def build_settings(data: Mapping, src: str) -> Settings:
                     thresholds=_thresholds(data, src), risk=_risk(data, src),
                     wavelet=_wavelet(data, src), alerts=_alerts(data, src),
                     tokio=_tokio(data, src), interference=_interference(data, src),
-                    diagnosis=_diagnosis(data, src))
+                    diagnosis=_diagnosis(data, src), jobstats=_jobstats(data, src))
+
+
+def _jobstats(data: Mapping, src: str) -> JobStats:
+    import re
+
+    cfg, where, out = _block(data, "jobstats", src), f"{src}: jobstats", {}
+    for key in ("job", "job_format"):
+        if cfg.get(key) is not None:
+            out[key] = str(cfg[key])
+    nots = cfg.get("not_jobs")
+    if nots is not None:
+        nots = [nots] if isinstance(nots, str) else nots
+        need(isinstance(nots, list), f"{where}.not_jobs", "a list of regular expressions", nots)
+        out["not_jobs"] = tuple(str(x) for x in nots)
+    for i, rx in enumerate([out.get("job", JobStats.job), *out.get("not_jobs", ())]):
+        try:
+            groups = re.compile(rx).groups
+        except re.error as exc:
+            raise ConfigError(f"{where}: not a regular expression {rx!r}: {exc}") from None
+        need(i > 0 or groups >= 1, f"{where}.job", "an expression with a group (the job id)",
+             rx)
+    fmt = out.get("job_format", "{}")
+    need(fmt.count("{}") == 1, f"{where}.job_format", "a text with one {}", fmt)
+    return JobStats(**out)

@@ -19,6 +19,7 @@ from lassi.core.warehouse import Warehouse
 
 STAGES: dict[str, str] = {
     "node_window": "lassi.risk.node_window:build_node_window",
+    "job_window": "lassi.risk.job_window:build_job_window",
     "app_hour": "lassi.risk.metrics:build_app_hour",
     "fs_hour": "lassi.risk.metrics:build_fs_hour",
     "slowdown": "lassi.risk.slowdown:build_run_metrics",

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from lassi.core.config import Site
 from lassi.core.period import MAX_RUN_DAYS
 from lassi.core.schemas import ALL_COUNTERS
+from lassi.core.schemas.common import MDS_COUNTERS
 from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse, days
 
@@ -161,6 +162,8 @@ class Quality:
     quarantine: pd.DataFrame     # per source and reason: lines (the ten commonest)
     checks: pd.DataFrame         # data_check rows: source, check, n_bad, n_total, examples,
                                  # warning (summed over the period, examples of its last day)
+    jobstats: pd.DataFrame = field(default_factory=pd.DataFrame)   # job_window per id_kind:
+                                 # ids, jobs, GiB moved, metadata ops
 
 
 def load_quality(wh: Warehouse, period: list[dt.date]) -> Quality:
@@ -176,7 +179,11 @@ def load_quality(wh: Warehouse, period: list[dt.date]) -> Quality:
         F.sum("n_bad").alias("n_bad"), F.sum("n_total").alias("n_total"),
         F.max_by("examples", "date").alias("examples"),
         F.max_by("warning", "date").alias("warning")).orderBy("source", "check"))
-    return Quality(_pdf(log), _pdf(q), _pdf(checks))
+    js = wh.read("job_window", period).groupBy("id_kind").agg(
+        F.countDistinct("job_id").alias("ids"), F.countDistinct("job").alias("jobs"),
+        ((F.sum("read_kb") + F.sum("write_kb")) / 1024**2).alias("gib"),
+        sum((F.sum(c) for c in MDS_COUNTERS), F.lit(0)).alias("md_ops")).orderBy("id_kind")
+    return Quality(_pdf(log), _pdf(q), _pdf(checks), _pdf(js))
 
 
 def _groups(wh: Warehouse, period: list[dt.date]):

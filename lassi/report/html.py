@@ -185,7 +185,7 @@ def _beacon_link(d: ReportData) -> str:
 def quality_box(q: Quality) -> str:
     """The data-quality box: data checks against the site's configuration (warnings first),
     lines read/used/quarantined per source, the commonest quarantine reasons."""
-    out = "<h3>Data quality</h3>" + _checks(q.checks)
+    out = "<h3>Data quality</h3>" + _checks(q.checks) + _jobstats(q.jobstats)
     if q.log.empty:
         return out + "<p class='note'>No ingest log for this period.</p>"
     rows = []
@@ -208,6 +208,22 @@ def quality_box(q: Quality) -> str:
                         "</li>" for _, r in q.quarantine.iterrows())
         out += f"<p>Most common quarantine reasons:</p><ul>{items}</ul>"
     return out
+
+
+def _jobstats(js: pd.DataFrame) -> str:
+    """What the Lustre job_stats attributed: ids per kind and their share of the bytes."""
+    if js.empty:
+        return ""
+    total = float(js["gib"].sum())
+    names = {"job": "scheduler jobs", "daemon": "daemons and tools (procname_uid)",
+             "unknown": "ids naming no job"}
+    parts = []
+    for _, r in js.iterrows():
+        share = f", {100 * r['gib'] / total:.1f} % of the bytes" if total > 0 else ""
+        jobs = f" ({integer(r['jobs'])} jobs)" if r["id_kind"] == "job" else ""
+        parts.append(f"{integer(r['ids'])} ids of {esc(names.get(r['id_kind'], r['id_kind']))}"
+                     f"{jobs}: {r['gib']:,.2f} GiB, {integer(r['md_ops'])} metadata ops{share}")
+    return "<p>Lustre job_stats: " + "; ".join(parts) + ".</p>"
 
 
 def _checks(checks: pd.DataFrame) -> str:

@@ -25,6 +25,12 @@ from lassi.sim.rawfiles import DayFiles, day_of
 from lassi.sim.workload import Run
 
 OSS_COLS = DATA + OSS_OTHER
+LUSTRE_STATS = ("exports", "jobstats", "both")   # what the simulated OSSes and MDSes print
+BASE_JOB = 4567890               # PBS job id of run k: f"{BASE_JOB + k}.sdb"
+JOB_CLEANUP_S = 600              # Lustre's job_cleanup_interval: idle entries are dropped
+# job_stats prints these OST ops (no preprw/commitrw/disconnect; set_info, not _async)
+JOB_OSS_OPS = {"get_info": "get_info", "set_info_async": "set_info", "destroy": "destroy",
+               "punch": "punch", "ost_sync": "sync"}
 _OSS_IDX = [IDX[c] for c in OSS_COLS]
 _MDS_IDX = [IDX[c] for c in MDS]
 
@@ -39,8 +45,15 @@ class LustreCaptureWriter:
     """Engine sink: accumulate per-run window totals, distribute to exports, write captures."""
 
     def __init__(self, site: Site, out: Path, rng: np.random.Generator, gz: bool = False,
-                 reset_at: float | None = None, dense: bool = False) -> None:
+                 reset_at: float | None = None, dense: bool = False,
+                 lustre_stats: str = "exports") -> None:
+        if lustre_stats not in LUSTRE_STATS:
+            raise ValueError(f"lustre_stats: one of {', '.join(LUSTRE_STATS)}")
         self.site = site
+        self.write_exports = lustre_stats in ("exports", "both")
+        self.write_jobs = lustre_stats in ("jobstats", "both")
+        # job_stats entries: (target, job id) -> [counters, start_time, last I/O time]
+        self.jobs: dict[tuple[str, str], list] = {}
         self.window = site.window_s
         self.files = DayFiles(Path(out) / "lustre", gz=gz)
         self.rng = rng
@@ -137,11 +150,11 @@ class LustreCaptureWriter:
                 for o, ov in zip(osts, self._split_requests(oss_part, len(osts), size),
                                  strict=True):
                     if ov.any():
-                        self._add((fs.osts[o], nid), ov, size)
+                        self._add((fs.osts[o], nid), ov, size, run)
                 md = np.zeros(N, dtype=np.int64)
                 md[_MDS_IDX] = nv[_MDS_IDX]
                 if md.any():
-                    self._add((fs.mdts[0], nid), md, size)
+                    self._add((fs.mdts[0], nid), md, size, run)
         self.pending.clear()
 
     def _background_md(self, w0: float, w1: float) -> None:
@@ -168,7 +181,8 @@ class LustreCaptureWriter:
             md[:, IDX["statfs"]] = rng.random(k) < 0.1
             mdt = self.site.fs(run.app.fs).mdts[0]
             for node, v in zip(run.nodes, md, strict=True):
-                self._add((mdt, self.site.node_nid(self.site.compute_nodes[node])), v, 0)
+                nid = self.site.node_nid(self.site.compute_nodes[node])
+                self._add((mdt, nid), v, 0, run)
             tr = self.engine.truth[run.run_no]
             tot = md.sum(axis=0)
             tr.totals += tot
@@ -184,7 +198,9 @@ class LustreCaptureWriter:
             parts[:, IDX[f"{kind}_bytes"]] = parts[:, IDX[f"{kind}_ops"]] * size
         return parts
 
-    def _add(self, key: tuple[str, str], v: np.ndarray, size: int) -> None:
+    def _add(self, key: tuple[str, str], v: np.ndarray, size: int, run: Run) -> None:
+        if self.write_jobs:
+            self._add_job((key[0], job_id_of(run)), v)
         if key[0] in self.totals:
             self.totals[key[0]] += v
         cur = self.state.get(key)
@@ -199,6 +215,41 @@ class LustreCaptureWriter:
                 mm = sz.setdefault(kind, [size, size])
                 mm[0], mm[1] = min(mm[0], size), max(mm[1], size)
         self.changed.add(key)
+
+    def _add_job(self, key: tuple[str, str], v: np.ndarray) -> None:
+        """A job's I/O on a target: its job_stats entry (a new one after a cleanup)."""
+        entry = self.jobs.get(key)
+        if entry is None:
+            self.jobs[key] = [v.copy(), self.now, self.now]
+        else:
+            entry[0] += v
+            entry[2] = self.now
+
+    def _job_stats(self, target: str, ts: float, mdt: bool) -> str:
+        """`<family>.<target>.job_stats=` in the 2.14 YAML layout: the target's entries
+        with I/O in the last job_cleanup_interval (older ones are cleaned up first)."""
+        for key in [k for k, e in self.jobs.items()
+                    if k[0] == target and ts - e[2] > JOB_CLEANUP_S]:
+            del self.jobs[key]
+        family = "mdt" if mdt else "obdfilter"
+        lines = [f"{family}.{target}.job_stats=", "job_stats:"]
+        for (_, job), (v, started, _last) in sorted(
+                (k, e) for k, e in self.jobs.items() if k[0] == target):
+            lines += [f"- job_id:          {job}", f"  snapshot_time:   {ts:.9f} secs.nsecs",
+                      f"  start_time:      {started:.9f} secs.nsecs",
+                      f"  elapsed_time:    {ts - started:.9f} secs.nsecs"]
+            if mdt:
+                ops = [(LUSTRE_NAME[c], int(v[IDX[c]])) for c in MDS]
+            else:
+                for kind in ("read", "write"):
+                    n, b = int(v[IDX[f"{kind}_ops"]]), int(v[IDX[f"{kind}_bytes"]])
+                    lines.append(f"  {kind}_bytes:{'':<{10 - len(kind)}}{{ samples: {n:>11}, "
+                                 f"unit: bytes, min: 0, max: 0, sum: {b:>16}, sumsq: 0, "
+                                 "hist: { } }")
+                ops = [(name, int(v[IDX[c]])) for c, name in JOB_OSS_OPS.items()]
+            lines += [f"  {name + ':':<17}{{ samples: {n:>11}, unit: usecs, min: 0, max: 0, "
+                      "sum: 0, sumsq: 0 }" for name, n in ops]
+        return "\n".join(lines) + "\n"
 
     def _capture(self, t: float) -> None:
         self.now = t
@@ -216,6 +267,10 @@ class LustreCaptureWriter:
                 for ost in (o for o in fs.osts if fs.oss_of[o] == oss):
                     fh.write(self._block(f"obdfilter.{ost}.stats", ts, self._total(ost), OSS_COLS,
                                          {}))
+                    if self.write_jobs:
+                        fh.write(self._job_stats(ost, ts, mdt=False))
+                    if not self.write_exports:
+                        continue
                     for nid in sorted(by_target.get(ost, ())):
                         fh.write(self._block(f"obdfilter.{ost}.exports.{nid}.stats", ts,
                                              self.state[(ost, nid)], OSS_COLS,
@@ -225,6 +280,10 @@ class LustreCaptureWriter:
             ts = t + self.jitter[fs.mds]
             for mdt in fs.mdts:
                 fh.write(self._block(f"mdt.{mdt}.md_stats", ts, self._total(mdt), MDS, {}))
+                if self.write_jobs:
+                    fh.write(self._job_stats(mdt, ts, mdt=True))
+                if not self.write_exports:
+                    continue
                 for nid in sorted(by_target.get(mdt, ())):
                     fh.write(self._block(f"mdt.{mdt}.exports.{nid}.stats", ts,
                                          self.state[(mdt, nid)], MDS, {},
@@ -290,7 +349,12 @@ def _local(t: float, tz: str) -> dt.datetime:
     return dt.datetime.fromtimestamp(t, ZoneInfo(tz))
 
 
-def write_scheduler(site: Site, runs: list[Run], out: Path, base_job: int = 4567890,
+def job_id_of(run: Run, base_job: int = BASE_JOB) -> str:
+    """The PBS job id of a simulated run (the job_stats id with jobid_var=PBS_JOBID)."""
+    return f"{base_job + run.run_no}.sdb"
+
+
+def write_scheduler(site: Site, runs: list[Run], out: Path, base_job: int = BASE_JOB,
                     base_apid: int = 28374628) -> None:
     """PBS accounting (S and E records, local time) and ALPS apsys Starting/Finishing lines."""
     pbs_tz, alps_tz = site.tz("pbs"), site.tz("alps")
@@ -299,7 +363,7 @@ def write_scheduler(site: Site, runs: list[Run], out: Path, base_job: int = 4567
     ppn = int(site.data["compute"]["procs_per_node"])
     first = int(site.data["compute"].get("first_nid", 0))
     for r in runs:
-        r.job_id = f"{base_job + r.run_no}.sdb"
+        r.job_id = job_id_of(r, base_job)
         r.app_id = str(base_apid + r.run_no)
         names = [site.compute_nodes[n] for n in r.nodes]
         jstart, jend = r.start - 7.0, r.end + 4.0

@@ -137,7 +137,7 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
 def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
              faults: list[str] | None = None, gz: bool = False, traced_fraction: float = 0.1,
              tokio: bool = True, lmt_step_s: int = 60, overwrite: bool = False,
-             dense: bool = False) -> dict:
+             dense: bool = False, lustre_stats: str = "exports") -> dict:
     """Simulate `days` days from `date` at `site`, write raw files and truth; return a summary.
 
     The writers append day by day, so `out` must be empty: a folder holding an earlier
@@ -146,7 +146,9 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
 
     `dense` (Lustre-capture sites only) asks for the machine's every node-hour, so about
     90 % of the nodes are busy once the queue fills, and has every node of every running
-    job touch the MDS in every capture window (sim/archer.py).
+    job touch the MDS in every capture window (sim/archer.py). `lustre_stats` (Lustre-capture
+    sites): the servers print per-client export statistics (`exports`), per-job job_stats
+    (`jobstats`, job ids the PBS job ids) or `both`.
     """
     if dense and site.has_forwarding:
         raise ValueError("--dense is for Lustre-capture sites (e.g. archer); Beacon sites "
@@ -176,7 +178,7 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
 
         dt_s = 5.0
         writer = LustreCaptureWriter(site, out, rng, gz=gz, reset_at=start + 6 * 3600 + 1,
-                                     dense=dense)
+                                     dense=dense, lustre_stats=lustre_stats)
     engine = Engine(site, runs, fault_list, dt_s, rng)
     sinks = [writer]
     if tokio:   # LMT sqlite, lfs df, lctl dl (own random stream: other outputs unchanged)
@@ -191,6 +193,7 @@ def simulate(site: Site, date: dt.date, days: int, seed: int, out: Path,
     truth = {
         "site": site.name, "nodes": len(site.compute_nodes), "seed": seed, "dense": dense,
         "start": iso(start), "days": days, "end": iso(end), "window_s": site.window_s,
+        "lustre_stats": None if site.has_forwarding else lustre_stats,
         "step_s": dt_s,
         "faults": [{"kind": f.kind, "name": f.name, "factor": f.factor, "start": iso(f.start),
                     "end": iso(f.end)} for f in fault_list],

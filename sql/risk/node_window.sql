@@ -1,9 +1,14 @@
--- node_window: per compute node, filesystem and window, LASSi's counters as deltas.
+-- node_window: per compute node, filesystem and window, LASSi's counters as deltas; the
+-- same per job_stats job id for job_window (key = job_id, kind = 'job').
 -- Input view `raw_capture`: raw_lustre_stats rows for the date and the next day's first
--- capture (target rows give every capture's time; export rows carry the per-node data).
--- Parameters: window_s, day_start, day_end (epoch s); by_target: empty for node_window,
--- `, target` for one row per node, filesystem, target and window (SIOX's export path,
--- lassi.siox.export_path).
+-- capture (target rows give every capture's time; export rows carry the per-node data,
+-- job rows the per-job data).
+-- Parameters: window_s, day_start, day_end (epoch s); key: node | job_id; kind: 'export' |
+-- 'job'; expired: when a series restarted although its counters did not go down (FALSE
+-- for exports; for job_stats, `prev_seen < window_slot`: an entry missing at its server's
+-- previous capture was cleaned up, job_cleanup_interval, and counts again from zero);
+-- by_target: empty for node_window, `, target` for one row per node, filesystem, target
+-- and window (SIOX's export path, lassi.siox.export_path).
 -- The delta between captures at t0 and t1 belongs to the window starting at t0 (floored
 -- to the grid). The day's first capture is every series' baseline; a series that first
 -- appears later started from zero; a counter that goes down, or whose series' start_time
@@ -17,37 +22,38 @@
 -- counters zero) is a marker row, counter 'snapshot_time': every series of that export is
 -- zero at that capture, so the next capture's delta is its whole value.
 WITH captures AS (
-  SELECT server, target, kind, fs, node, snapshot_time, start_time,
+  SELECT server, target, kind, fs, ${key}, snapshot_time, start_time,
          CAST(FLOOR(unix_micros(snapshot_time) / 1000000 / ${window_s}) * ${window_s} AS BIGINT) AS slot,
          CASE WHEN target LIKE '%-MDT%' THEN 'mdt' ELSE 'ost' END AS side,
          counter, samples, sum
   FROM raw_capture
 ),
-obs AS (SELECT * FROM captures WHERE kind = 'export' AND node IS NOT NULL),
+obs AS (SELECT * FROM captures WHERE kind = ${kind} AND ${key} IS NOT NULL),
 metric AS (                       -- one row per series value: bytes and ops are two series
-  SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'read_kb' AS m,
+  SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'read_kb' AS m,
          CAST(sum AS DOUBLE) AS v
     FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'read_ops', samples
+  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'read_ops', samples
     FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
+  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
     FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'write_ops', samples
+  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'write_ops', samples
     FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side, 'other:' || counter, samples
-    FROM obs WHERE side = 'ost' AND counter IN ('get_info', 'set_info_async', 'disconnect',
-                                                 'destroy', 'punch', 'sync', 'preprw', 'commitrw')
-  UNION ALL SELECT server, target, fs, node, slot, snapshot_time, start_time, side,
+  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'other:' || counter, samples
+    FROM obs WHERE side = 'ost' AND counter IN ('get_info', 'set_info_async', 'set_info',
+                             'disconnect', 'destroy', 'punch', 'sync', 'preprw', 'commitrw')
+  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side,
          CASE counter WHEN 'rename' THEN 'ren' WHEN 'samedir_rename' THEN 'sdr'
                       WHEN 'crossdir_rename' THEN 'cdr' ELSE counter END, samples
     FROM obs WHERE side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink',
       'mkdir', 'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs',
       'sync', 'samedir_rename', 'crossdir_rename')
-  UNION ALL SELECT o.server, o.target, o.fs, o.node, o.slot, o.snapshot_time, o.start_time,
+  UNION ALL SELECT o.server, o.target, o.fs, o.${key}, o.slot, o.snapshot_time, o.start_time,
          o.side, z.m, 0D
     FROM obs o JOIN (VALUES
       ('ost', 'read_kb'), ('ost', 'read_ops'), ('ost', 'write_kb'), ('ost', 'write_ops'),
-      ('ost', 'other:get_info'), ('ost', 'other:set_info_async'), ('ost', 'other:disconnect'),
+      ('ost', 'other:get_info'), ('ost', 'other:set_info_async'), ('ost', 'other:set_info'),
+      ('ost', 'other:disconnect'),
       ('ost', 'other:destroy'), ('ost', 'other:punch'), ('ost', 'other:sync'),
       ('ost', 'other:preprw'), ('ost', 'other:commitrw'),
       ('mdt', 'open'), ('mdt', 'close'), ('mdt', 'mknod'), ('mdt', 'link'), ('mdt', 'unlink'),
@@ -70,20 +76,21 @@ slots AS (
   FROM server_slots v JOIN site_slots g ON v.slot = g.slot
 ),
 delta AS (
-  SELECT m.fs, m.target, m.node, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
-         m.v, LAG(m.v) OVER w AS prev_v,
+  SELECT m.fs, m.target, m.${key}, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
+         m.v, LAG(m.v) OVER w AS prev_v, LAG(m.slot) OVER w AS prev_seen,
          COALESCE(m.start_time > LAG(m.start_time) OVER w, FALSE) AS restarted
   FROM metric m JOIN slots s ON m.server = s.server AND m.slot = s.slot
-  WINDOW w AS (PARTITION BY m.target, m.node, m.m ORDER BY m.snapshot_time)
+  WINDOW w AS (PARTITION BY m.target, m.${key}, m.m ORDER BY m.snapshot_time)
 ),
 clean AS (
-  SELECT fs, target, node, m, window_slot,
-         CASE WHEN prev_v IS NULL OR v < prev_v OR restarted THEN v ELSE v - prev_v END AS d,
+  SELECT fs, target, ${key}, m, window_slot,
+         CASE WHEN prev_v IS NULL OR v < prev_v OR restarted OR ${expired} THEN v
+              ELSE v - prev_v END AS d,
          CASE WHEN prev_v IS NOT NULL AND (v < prev_v OR restarted) THEN 1 ELSE 0 END AS reset
   FROM delta
   WHERE slot > first_slot AND window_slot >= ${day_start} AND window_slot < ${day_end}
 )
-SELECT node, fs${by_target},
+SELECT ${key}, fs${by_target},
        timestamp_seconds(window_slot) AS window_start,
        ${window_s} AS window_s,
        SUM(CASE WHEN m = 'read_kb' THEN d ELSE 0 END) / 1024.0 AS read_kb,
@@ -110,4 +117,4 @@ SELECT node, fs${by_target},
        CAST(SUM(reset) AS INT) AS resets,
        to_date(timestamp_seconds(window_slot)) AS date
 FROM clean
-GROUP BY node, fs${by_target}, window_slot
+GROUP BY ${key}, fs${by_target}, window_slot

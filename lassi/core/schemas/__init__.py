@@ -66,6 +66,7 @@ from lassi.core.schemas.risk import (
     APP_HOUR,
     FS_BASELINE,
     FS_HOUR,
+    JOB_WINDOW,
     NODE_WINDOW,
     RUN_GROUP,
     RUN_SLOWDOWN,
@@ -119,6 +120,8 @@ REGISTRY: dict[str, Table] = {
     # risk (LASSi)
     "node_window": Table(NODE_WINDOW, "risk", "lassi.risk.node_window:build_node_window",
                          "risk/node_window.sql"),
+    "job_window": Table(JOB_WINDOW, "risk", "lassi.risk.job_window:build_job_window",
+                        "risk/node_window.sql"),
     "app_hour": Table(APP_HOUR, "risk", "lassi.risk.metrics:build_app_hour", "risk/app_hour.sql"),
     "fs_baseline": Table(FS_BASELINE, "risk", "lassi.risk.metrics:build_app_hour",
                          "risk/fs_baseline.sql"),

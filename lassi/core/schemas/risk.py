@@ -1,5 +1,5 @@
-"""Schemas of the LASSi (risk) tables: node_window, app_hour, fs_hour, fs_baseline,
-run_slowdown, run_group."""
+"""Schemas of the LASSi (risk) tables: node_window, job_window, app_hour, fs_hour,
+fs_baseline, run_slowdown, run_group."""
 
 from __future__ import annotations
 
@@ -19,6 +19,20 @@ from lassi.core.schemas.common import ALL_COUNTERS, DATE, RISK_COLS, counter_fie
 NODE_WINDOW = StructType(
     [
         field("node", StringType(), False),
+        field("fs", StringType(), False),
+        field("window_start", TimestampType(), False),
+        field("window_s", IntegerType(), False),
+    ]
+    + [field(c, DoubleType() if c.endswith("_kb") else LongType(), False) for c in ALL_COUNTERS]
+    + [field("resets", IntegerType(), False), DATE]
+)
+
+# job_window: node_window's counters per Lustre job_stats job id (lassi.risk.job_window)
+JOB_WINDOW = StructType(
+    [
+        field("job_id", StringType(), False),    # the id job_stats names (jobid_var/jobid_name)
+        field("job", StringType()),              # the scheduler's job id it maps to (jobstats:)
+        field("id_kind", StringType(), False),   # job | daemon | unknown
         field("fs", StringType(), False),
         field("window_start", TimestampType(), False),
         field("window_s", IntegerType(), False),

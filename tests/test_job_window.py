@@ -1,0 +1,233 @@
+"""Lustre job_stats -> job_window (issue #17): per-job deltas worked out by hand.
+
+One OSS capture file, five captures three minutes apart, each with the target's stats and
+its job_stats in the old (no start_time) and the 2.14 (start_time) YAML layouts. The jobs
+exercise job_stats' quirks: a PBS job under two ids (`4567890.sdb` and `%j`'s `4567890`),
+an entry cleaned up and back with more than it had, an entry recreated (start_time moved
+on), a daemon (`dd.0`, procname_uid) and an id that names no job (a node name). The
+site's `jobstats:` rule (ARCHER's, conf/sites/archer.yaml) resolves them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from lassi.core.config import load_site
+
+DATE = dt.date(2017, 10, 10)
+T0 = 1507593600                    # 2017-10-10 00:00 UTC
+MIB = 1 << 20
+# job id -> per capture k: (read samples, read bytes) or None (no entry at that capture)
+READS = {
+    "4567890.sdb": [(10, MIB), (20, 2 * MIB), (30, 3 * MIB), (30, 3 * MIB), (40, 4 * MIB)],
+    "4567890": [None, None, None, (4, MIB), (6, 2 * MIB)],
+    "4567891.sdb": [(50, 5 * MIB), None, (80, 8 * MIB), (80, 8 * MIB), (80, 8 * MIB)],
+    "cn00012": [None, (3, 3 * MIB), (3, 3 * MIB), (3, 3 * MIB), (3, 3 * MIB)],
+}
+# the 2.14 layout, with start_time: recreated between captures 0 and 1
+RECREATED = "4567892.sdb"
+STARTS = [T0 - 600, T0 + 100, T0 + 100, T0 + 100, T0 + 100]
+RECREATED_READS = [(40, 4 * MIB), (60, 6 * MIB), (60, 6 * MIB), (60, 6 * MIB), (60, 6 * MIB)]
+
+
+def _capture(k: int, w: int) -> list[str]:
+    t = T0 + k * w
+    out = ["obdfilter.fs2-OST0000.stats=", f"snapshot_time {t}.000001 secs.usecs",
+           "statfs 1 samples [reqs]", "obdfilter.fs2-OST0000.job_stats=", "job_stats:"]
+    for job, reads in READS.items():
+        if reads[k] is not None:
+            n, b = reads[k]
+            out += [f"- job_id:          {job}", f"  snapshot_time:   {t + 1}",
+                    f"  read_bytes:      {{ samples: {n}, unit: bytes, min: 4096, "
+                    f"max: 1048576, sum: {b} }}", "  punch:           { samples: 0, unit: reqs }"]
+    n, b = RECREATED_READS[k]
+    out += [f'- job_id:          "{RECREATED}"', f"  snapshot_time:   {t + 2}.5 secs.nsecs",
+            f"  start_time:      {STARTS[k]}.0 secs.nsecs",
+            f"  elapsed_time:    {t + 2 - STARTS[k]}.5 secs.nsecs",
+            f"  read_bytes:      {{ samples: {n}, unit: bytes, min: 4096, max: 1048576, "
+            f"sum: {b}, sumsq: 0, hist: {{ }} }}"]
+    out += ["- job_id:          dd.0", f"  snapshot_time:   {t + 1}",
+            f"  write_bytes:     {{ samples: {k + 1}, unit: bytes, min: 1048576, "
+            f"max: 1048576, sum: {(k + 1) * MIB} }}"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def windows(spark, tmp_path_factory):
+    """job_window rows of the hand-made day: {(job_id, window index): row}."""
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.risk.job_window import build_job_window
+    from lassi.risk.node_window import build_node_window
+
+    site = load_site("archer", nodes=8)
+    tmp = tmp_path_factory.mktemp("jobstats")
+    (tmp / "raw" / "oss1").mkdir(parents=True)
+    lines = [x for k in range(5) for x in _capture(k, site.window_s)]
+    (tmp / "raw" / "oss1" / "2017-10-10.txt").write_text("\n".join(lines) + "\n")
+    wh = Warehouse(spark, str(tmp / "wh"))
+    st = ingest_source(spark, wh, site, "lustre", [str(tmp / "raw")], DATE)
+    assert st.lines_quarantined == 0 and st.lines_read == len(lines)
+    assert build_job_window(wh, site, DATE) > 0
+    assert build_node_window(wh, site, DATE) == 0          # no export statistics
+    rows = wh.read("job_window", [DATE]).collect()
+    start = dt.datetime(2017, 10, 10)
+    return {(r["job_id"], int((r["window_start"] - start).total_seconds()) // site.window_s): r
+            for r in rows}
+
+
+def _reads(windows, job_id: str) -> list[tuple]:
+    return [(w, r["read_kb"], r["read_ops"], r["resets"])
+            for (j, w), r in sorted(windows.items()) if j == job_id]
+
+
+def test_deltas_between_captures(windows):
+    assert _reads(windows, "4567890.sdb") == [(0, 1024.0, 10, 0), (1, 1024.0, 10, 0),
+                                              (2, 0.0, 0, 0), (3, 1024.0, 10, 0)]
+    # first seen at capture 3: counted from zero
+    assert _reads(windows, "4567890") == [(2, 1024.0, 4, 0), (3, 1024.0, 2, 0)]
+
+
+def test_an_entry_cleaned_up_and_back_counts_from_zero(windows):
+    # missing at capture 1 (job_cleanup_interval), back at 2 with 8 MiB: all of it is new,
+    # not 8 - 5 MiB; no window for the capture it missed
+    assert _reads(windows, "4567891.sdb") == [(1, 8192.0, 80, 0), (2, 0.0, 0, 0),
+                                              (3, 0.0, 0, 0)]
+
+
+def test_a_recreated_entry_restarts_at_its_start_time(windows):
+    # start_time moved on between captures 0 and 1: 6 MiB new, a reset of both series
+    assert _reads(windows, RECREATED) == [(0, 6144.0, 60, 2), (1, 0.0, 0, 0),
+                                          (2, 0.0, 0, 0), (3, 0.0, 0, 0)]
+
+
+def test_ids_resolve_to_jobs_daemons_and_unknown(windows):
+    kinds = {j: (r["job"], r["id_kind"]) for (j, _), r in windows.items()}
+    assert kinds == {"4567890.sdb": ("4567890.sdb", "job"), "4567890": ("4567890.sdb", "job"),
+                     "4567891.sdb": ("4567891.sdb", "job"),
+                     RECREATED: ("4567892.sdb", "job"),
+                     "dd.0": (None, "daemon"), "cn00012": (None, "unknown")}
+    per_job: dict[str, float] = {}
+    for (_, _), r in windows.items():
+        if r["job"]:
+            per_job[r["job"]] = per_job.get(r["job"], 0.0) + r["read_kb"]
+    assert per_job == {"4567890.sdb": 5120.0, "4567891.sdb": 8192.0, "4567892.sdb": 6144.0}
+    assert [(w, r["write_kb"], r["write_ops"]) for (j, w), r in sorted(windows.items())
+            if j == "dd.0"] == [(w, 1024.0, 1) for w in range(4)]
+    assert _reads(windows, "cn00012") == [(0, 3072.0, 3, 0), (1, 0.0, 0, 0), (2, 0.0, 0, 0),
+                                          (3, 0.0, 0, 0)]
+    assert {r["fs"] for r in windows.values()} == {"fs2"}
+
+
+def test_rule_from_conf(tmp_path):
+    from lassi.core.settings import ConfigError
+
+    site = load_site("archer", nodes=4)
+    assert site.settings.jobstats.job_format == "{}.sdb"
+    text = (tmp_path / "bad.yaml")
+    from lassi.core.config import conf_dir
+
+    base = (conf_dir() / "sites" / "archer.yaml").read_text()
+    text.write_text(base.replace("job_format: '{}.sdb'", "job_format: 'sdb'"))
+    with pytest.raises(ConfigError, match=r"jobstats\.job_format: expected a text with one"):
+        load_site(str(text))
+    text.write_text(base.replace("job: '^([0-9]+)(?:\\.sdb)?$'", "job: '^[0-9]+$'"))
+    with pytest.raises(ConfigError, match=r"jobstats\.job: expected an expression with a group"):
+        load_site(str(text))
+
+
+# --- a simulated ARCHER day whose servers print both export statistics and job_stats ------
+
+COMPARED = ["read_kb", "read_ops", "write_kb", "write_ops", "open", "close", "mknod", "link",
+            "unlink", "mkdir", "rmdir", "ren", "getattr", "setattr", "getxattr", "setxattr",
+            "statfs", "sync", "sdr", "cdr"]
+
+
+@pytest.fixture(scope="module")
+def both_day(spark, tmp_path_factory):
+    """(site, warehouse, truth) of a 4-node ARCHER day simulated with `--lustre-stats both`,
+    ingested, with node_window, job_window and app_hour built."""
+    import json
+
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import stage_fn
+    from lassi.sim.runner import simulate
+
+    site = load_site("archer", nodes=4)
+    tmp = tmp_path_factory.mktemp("both")
+    simulate(site, DATE, 1, 3, tmp / "raw", tokio=False, lustre_stats="both")
+    wh = Warehouse(spark, str(tmp / "wh"))
+    ingest_raw(spark, wh, site, tmp / "raw", DATE)
+    for stage in ("node_window", "job_window", "app_hour"):
+        stage_fn(stage)(wh, site, DATE)
+    return site, wh, json.loads((tmp / "raw" / "truth.json").read_text())
+
+
+def _per_job(df, key: str, cols: list[str]) -> dict[str, dict[str, float]]:
+    from pyspark.sql import functions as F
+
+    rows = df.groupBy(key).agg(*[F.sum(c).alias(c) for c in cols]).collect()
+    return {r[key]: {c: float(r[c]) for c in cols} for r in rows}
+
+
+def test_job_stats_equal_the_export_path_per_job(both_day):
+    """Every job_stats id is a PBS job, and each job's counters from job_stats equal what
+    the node join attributes to it from the export statistics (app_hour summed per job)."""
+    _, wh, _ = both_day
+    jw = wh.read("job_window", [DATE])
+    assert {r["id_kind"] for r in jw.select("id_kind").distinct().collect()} == {"job"}
+    by_jobstats = _per_job(jw, "job", COMPARED)
+    by_exports = _per_job(wh.read("app_hour", [DATE]), "job_id", COMPARED)
+    moved = {j for j, v in by_exports.items() if any(v.values())}
+    assert moved and set(by_jobstats) >= moved
+    for job in moved:
+        for c in COMPARED:
+            assert by_jobstats[job][c] == pytest.approx(by_exports[job][c], rel=1e-9), (job, c)
+
+
+def test_job_stats_equal_the_truth_of_runs_inside_the_day(both_day):
+    """Runs that start and end within the day: job_stats' totals are the simulator's."""
+    import numpy as np
+
+    from lassi.sim.counters import COUNTERS, OSS_OTHER, to_lassi
+
+    _, wh, truth = both_day
+    got = _per_job(wh.read("job_window", [DATE]), "job", [*COMPARED, "other"])
+    checked = 0
+    for r in truth["runs"]:
+        if not (r["start"].startswith(DATE.isoformat()) and r["end"].startswith(
+                DATE.isoformat())):
+            continue
+        vec = np.array([r["totals"].get(c, 0) for c in COUNTERS], dtype=np.int64)
+        want = to_lassi(vec)
+        job = r["job_id"]
+        have = got.get(job, dict.fromkeys([*COMPARED, "other"], 0.0))
+        for c in COMPARED:
+            assert have[c] == pytest.approx(want[c], rel=1e-9), (job, c)
+        # job_stats has no preprw/commitrw/disconnect: `other` is the ops it prints
+        printed = sum(r["totals"].get(c, 0) for c in OSS_OTHER
+                      if c not in ("preprw", "commitrw", "disconnect"))
+        assert have["other"] == printed, job
+        checked += 1
+    assert checked >= 10
+
+
+def test_report_says_what_job_stats_attributed(both_day):
+    from pyspark.sql import functions as F
+
+    from lassi.report.data import load_quality
+    from lassi.report.html import quality_box
+
+    _, wh, _ = both_day
+    jw = wh.read("job_window", [DATE])
+    r = jw.agg(F.countDistinct("job_id").alias("n"),
+               ((F.sum("read_kb") + F.sum("write_kb")) / 1024**2).alias("gib")).first()
+    html = quality_box(load_quality(wh, [DATE]))
+    assert (f"<p>Lustre job_stats: {r['n']:,} ids of scheduler jobs ({r['n']:,} jobs): "
+            f"{r['gib']:,.2f} GiB, ") in html
+    assert "100.0 % of the bytes.</p>" in html
