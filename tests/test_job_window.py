@@ -146,10 +146,9 @@ COMPARED = ["read_kb", "read_ops", "write_kb", "write_ops", "open", "close", "mk
             "statfs", "sync", "sdr", "cdr"]
 
 
-@pytest.fixture(scope="module")
-def both_day(spark, tmp_path_factory):
-    """(site, warehouse, truth) of a 4-node ARCHER day simulated with `--lustre-stats both`,
-    ingested, with node_window, job_window and app_hour built."""
+def _day(spark, tmp, site, lustre_stats: str):
+    """A 4-node ARCHER day simulated with `--lustre-stats lustre_stats`, ingested, with
+    node_window, job_window and app_hour built: (warehouse, truth)."""
     import json
 
     from lassi.ingest.runner import ingest_raw
@@ -158,14 +157,25 @@ def both_day(spark, tmp_path_factory):
     from lassi.pipeline.daily import stage_fn
     from lassi.sim.runner import simulate
 
-    site = load_site("archer", nodes=4)
-    tmp = tmp_path_factory.mktemp("both")
-    simulate(site, DATE, 1, 3, tmp / "raw", tokio=False, lustre_stats="both")
+    simulate(site, DATE, 1, 3, tmp / "raw", tokio=False, lustre_stats=lustre_stats)
     wh = Warehouse(spark, str(tmp / "wh"))
     ingest_raw(spark, wh, site, tmp / "raw", DATE)
     for stage in ("node_window", "job_window", "app_hour"):
         stage_fn(stage)(wh, site, DATE)
-    return site, wh, json.loads((tmp / "raw" / "truth.json").read_text())
+    return wh, json.loads((tmp / "raw" / "truth.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def both_day(spark, tmp_path_factory):
+    """(site, warehouse, truth) of the day whose servers print both sources."""
+    site = load_site("archer", nodes=4)
+    return (site, *_day(spark, tmp_path_factory.mktemp("both"), site, "both"))
+
+
+@pytest.fixture(scope="module")
+def exports_day(spark, tmp_path_factory, both_day):
+    """The warehouse of the same day whose servers print export statistics only."""
+    return _day(spark, tmp_path_factory.mktemp("exports"), both_day[0], "exports")[0]
 
 
 def _per_job(df, key: str, cols: list[str]) -> dict[str, dict[str, float]]:
@@ -175,14 +185,16 @@ def _per_job(df, key: str, cols: list[str]) -> dict[str, dict[str, float]]:
     return {r[key]: {c: float(r[c]) for c in cols} for r in rows}
 
 
-def test_job_stats_equal_the_export_path_per_job(both_day):
+def test_job_stats_equal_the_export_path_per_job(both_day, exports_day):
     """Every job_stats id is a PBS job, and each job's counters from job_stats equal what
-    the node join attributes to it from the export statistics (app_hour summed per job)."""
+    the node join attributes to it from the export statistics alone (the same day with
+    `--lustre-stats exports`: app_hour summed per job)."""
     _, wh, _ = both_day
     jw = wh.read("job_window", [DATE])
     assert {r["id_kind"] for r in jw.select("id_kind").distinct().collect()} == {"job"}
     by_jobstats = _per_job(jw, "job", COMPARED)
-    by_exports = _per_job(wh.read("app_hour", [DATE]), "job_id", COMPARED)
+    assert exports_day.read("job_window", [DATE]).count() == 0
+    by_exports = _per_job(exports_day.read("app_hour", [DATE]), "job_id", COMPARED)
     moved = {j for j, v in by_exports.items() if any(v.values())}
     assert moved and set(by_jobstats) >= moved
     for job in moved:
@@ -215,6 +227,26 @@ def test_job_stats_equal_the_truth_of_runs_inside_the_day(both_day):
         assert have["other"] == printed, job
         checked += 1
     assert checked >= 10
+
+
+def test_app_hour_from_job_stats_equals_app_hour_from_exports(both_day, exports_day):
+    """With both sources, app_hour takes every launch's counters from its job's job_stats;
+    they equal, row by row, the app_hour of the same day from the export statistics alone
+    (the node join), and so do the risks of those counters. `other` differs by definition
+    (job_stats prints no preprw/commitrw/disconnect), and so r_other and risk_oss."""
+    import pandas as pd
+
+    _, wh, _ = both_day
+    key = ["app_id", "fs", "hour"]
+    cols = [*COMPARED, *(f"r_{c}" for c in COMPARED), "risk_mds"]
+    a = wh.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    b = exports_day.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    moved = b[b[COMPARED].sum(axis=1) > 0].index
+    assert set(a[a[COMPARED].sum(axis=1) > 0].index) == set(moved)
+    assert len(moved) >= 10 and set(a["attributed_by"].loc[moved]) == {"job_stats"}
+    assert set(b["attributed_by"]) == {"exports"}
+    pd.testing.assert_frame_equal(a.loc[moved, cols], b.loc[moved, cols], check_dtype=False,
+                                  rtol=1e-9)
 
 
 def test_report_says_what_job_stats_attributed(both_day):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from lassi.core.captures import register_launch_cells
 from lassi.core.config import Site
@@ -25,6 +26,9 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's app_hour counters (no risks yet), one row per (launch, fs, hour)."""
     register_launch_cells(wh, site, date)
     wh.read("node_window", [date]).createOrReplaceTempView("nw")
+    jw = wh.read("job_window", [date]).filter(F.col("id_kind") == "job")
+    (jw.groupBy("job", "fs", "window_start").agg(*[F.sum(c).alias(c) for c in ALL_COUNTERS])
+     .createOrReplaceTempView("jw"))
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
     return wh.spark.sql(sql("risk/steps/app_hour_counts", sum_counters=sums,
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
@@ -74,9 +78,10 @@ def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFra
 @scoped
 def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     """Stage `app_hour`: write app_hour and fs_baseline of `date`; returns app_hour rows.
-    Without node windows of the date or app_hour of the earlier period days both are
-    empty (no Spark job)."""
-    if not wh.has("node_window", date) and not any(
+    A launch's counters come from its job's job_stats where they exist, else from the node
+    join of the export statistics. Without node or job windows of the date or app_hour of
+    the earlier period days both are empty (no Spark job)."""
+    if not wh.has("node_window", date) and not wh.has("job_window", date) and not any(
             wh.has("app_hour", d) for d in earlier_period_days(site, date)):
         wh.clear("fs_baseline", [date])
         wh.clear("app_hour", [date])

@@ -52,6 +52,7 @@ APP_HOUR = StructType(
         field("command", StringType()),
         field("n_nodes", IntegerType()),
         field("node_windows", LongType(), False),   # node x window cells summed into this row
+        field("attributed_by", StringType()),      # exports (node join) | job_stats
     ]
     + counter_fields()
     + [field(r, DoubleType(), False) for r in RISK_COLS]   # r_x = (x - alpha*mu)/sigma, raw sign

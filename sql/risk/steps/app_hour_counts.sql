@@ -1,6 +1,8 @@
--- app_hour counters: node_window attributed to application launches by an equi-join.
+-- app_hour counters: node_window attributed to application launches by an equi-join, or
+-- a launch's job's own job_stats windows.
 -- Inputs: views `app_launch` (see risk/steps/app_launch.sql), `launch_cells`
--- (risk/steps/launch_cells.sql over it) and `nw` (node_window of the day).
+-- (risk/steps/launch_cells.sql over it), `nw` (node_window of the day) and `jw`
+-- (job_window of the day, ids that name a scheduler job, summed per job, fs and window).
 -- Parameters: sum_counters, counter_names.
 -- Each launch is exploded to node x hour (launch_cells); node_window joins on (node,
 -- hour) — an equi-join, never a range-only join — and keeps the windows inside the
@@ -8,7 +10,11 @@
 -- (node x hour makes about 8x fewer cells than node x window at 3-minute windows.)
 -- Nodes are allocated exclusively and the scheduler's epilogue keeps a node idle for at
 -- least one window between launches, so no window is claimed by two launches.
-WITH counts AS (
+-- job_stats name the job, not the node: a launch takes its job's windows inside its own
+-- first..last window (launches of one job run one after the other). Where a launch's job
+-- has job_stats on a filesystem, they replace the node join's counters of that launch and
+-- filesystem (`attributed_by`); node_windows then counts job x window cells.
+WITH node_counts AS (
   SELECT c.app_id, w.fs, c.hour,
          COUNT(*) AS node_windows,
          ${sum_counters}
@@ -17,11 +23,29 @@ WITH counts AS (
    AND w.window_start BETWEEN c.first_window AND c.last_window
   GROUP BY c.app_id, w.fs, c.hour
 ),
+launch_span AS (
+  SELECT DISTINCT app_id, job_id, first_window, last_window FROM launch_cells
+),
+job_counts AS (
+  SELECT c.app_id, w.fs, date_trunc('HOUR', w.window_start) AS hour,
+         COUNT(*) AS node_windows,
+         ${sum_counters}
+  FROM launch_span c JOIN jw w
+    ON c.job_id = w.job AND w.window_start BETWEEN c.first_window AND c.last_window
+  GROUP BY c.app_id, w.fs, date_trunc('HOUR', w.window_start)
+),
+counts AS (
+  SELECT *, 'job_stats' AS attributed_by FROM job_counts
+  UNION ALL
+  SELECT n.*, 'exports' AS attributed_by FROM node_counts n
+  LEFT ANTI JOIN (SELECT DISTINCT app_id, fs FROM job_counts) j
+    ON n.app_id = j.app_id AND n.fs = j.fs
+),
 meta AS (
   SELECT app_id, FIRST(job_id) AS job_id, FIRST(user) AS user, FIRST(exe) AS exe,
          FIRST(command) AS command, CAST(FIRST(size(nodes)) AS INT) AS n_nodes
   FROM app_launch GROUP BY app_id
 )
 SELECT k.app_id, m.job_id, k.fs, k.hour, m.user, m.exe, m.command, m.n_nodes,
-       k.node_windows, ${counter_names}
+       k.node_windows, k.attributed_by, ${counter_names}
 FROM counts k JOIN meta m ON k.app_id = m.app_id
