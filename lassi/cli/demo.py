@@ -18,7 +18,8 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     """Simulate, ingest, run the daily stages; yield what happened and where it is.
 
     Each site gets its own warehouse (`<root>/warehouse/<site>`); a forwarding site traces
-    every job (Beacon's per-job profiles need the LWFS client trace).
+    every job (Beacon's per-job profiles need the LWFS client trace); a Lustre-capture
+    site's servers print both export statistics and job_stats (node_window and job_window).
     """
     from pyspark.sql import functions as F
 
@@ -34,7 +35,8 @@ def demo(site_name: str, nodes: int, date: dt.date | None, seed: int, root: Path
     if not (raw / "truth.json").exists():
         shutil.rmtree(raw, ignore_errors=True)     # what an interrupted simulation left
         res = simulate(site, date, 1, seed, raw,
-                       traced_fraction=1.0 if site.has_forwarding else 0.1)
+                       traced_fraction=1.0 if site.has_forwarding else 0.1,
+                       lustre_stats="exports" if site.has_forwarding else "both")
         yield f"simulated {res['runs']} runs on {nodes} {site.name} nodes -> {raw}"
     else:
         yield f"reusing simulated raw files in {raw}"
