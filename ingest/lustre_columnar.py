@@ -230,6 +230,20 @@ def parse_file_arrow(path: str | Path, *, server: str | None = None,
                      ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """`lustre_stats.parse_file` as an Arrow table of `row_schema("raw_lustre_stats")`:
     the columnar fast path for captures in the strict grammar, else the line parser."""
+    tables, end = [], None
+    for table, last in stream_file_arrow(path, server=server, nid_map=nid_map):
+        tables.append(table)
+        end = last or end
+    return pa.concat_tables(tables), *end
+
+
+def stream_file_arrow(path: str | Path, *, server: str | None = None,
+                      nid_map: Mapping[str, str] | None = None
+                      ) -> Iterator[tuple[pa.Table, tuple[list[Quarantined], ParseStats] | None]]:
+    """`parse_file_arrow` as a stream: (table, None) ... then (table, (quarantine, stats)).
+    A file outside the fast path's grammar (job_stats, a /proc tree file, a broken line)
+    goes through the line parser in chunks of `lustre_stats.CHUNK_ROWS` rows, so memory
+    does not grow with the file; a capture in the grammar comes whole."""
     schema = row_schema("raw_lustre_stats")
     file = str(path)
     stats = ParseStats(lustre_stats.SOURCE, files=1)
@@ -248,11 +262,13 @@ def parse_file_arrow(path: str | Path, *, server: str | None = None,
             stats.lines_read += len(lines)
             lines = after
     except NotFast:
-        rows, q, st = lustre_stats.parse_file(path, server=server, nid_map=nid_map)
-        return rows_table(rows, schema), q, st
+        del tables
+        for rows, end in lustre_stats.stream_file(path, server=server, nid_map=nid_map):
+            yield rows_table(rows, schema), end
+        return
     if dups:
         stats.extra["duplicate_counters"] = dups
     stats.lines_used = stats.lines_read
     out = pa.concat_tables(tables) if tables else schema.empty_table()
     stats.rows = out.num_rows
-    return out, [], stats
+    yield out, ([], stats)

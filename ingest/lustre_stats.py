@@ -41,6 +41,7 @@ from lassi.core.textio import open_text
 SOURCE = "lustre"
 UNKNOWN = "unknown"
 ZERO_MARKER = "snapshot_time"    # the counter of a snapshot without counters (all zero)
+CHUNK_ROWS = 200_000             # rows handed on at a time by the streaming parsers
 
 _EPOCH = datetime(1970, 1, 1)
 _I64 = 2**63 - 1
@@ -413,11 +414,40 @@ def parse_lines(
     Lines before the first `<param>=` header (all of a bare stats file) belong to a block
     described by `path_hint` (default `file`): a /proc path gives target, kind and NID.
     """
+    return collect(stream_lines(lines, file, server=server, nid_map=nid_map,
+                                path_hint=path_hint))
+
+
+def collect(stream: Iterable[tuple[list[dict], tuple | None]]
+            ) -> tuple[list[dict], list[Quarantined], ParseStats]:
+    """A parser stream's rows, quarantine and stats at once."""
+    rows: list[dict] = []
+    end = None
+    for chunk, last in stream:
+        rows += chunk
+        end = last or end
+    quarantined, stats = end
+    return rows, quarantined, stats
+
+
+def stream_lines(
+    lines: Iterable[str],
+    file: str,
+    *,
+    server: str | None = None,
+    nid_map: Mapping[str, str] | None = None,
+    path_hint: str | None = None,
+    chunk_rows: int | None = None,
+) -> Iterator[tuple[list[dict], tuple[list[Quarantined], ParseStats] | None]]:
+    """`parse_lines` as a stream, so that memory does not grow with the file (a day of
+    job_stats at 20,000 ids per OSS is gigabytes): (rows, None) every `chunk_rows` rows,
+    then (the last rows, (quarantined lines, stats))."""
+    chunk_rows = chunk_rows or CHUNK_ROWS
     p = _Parser(file, server, nid_map)
     spec, target = _classify_path(path_hint if path_hint is not None else file)
     p.open_block(spec, target)
     quarantined: list[Quarantined] = []
-    read = used = headers = 0
+    read = used = headers = rows = 0
     for line_no, line in enumerate(lines, 1):
         read += 1
         if "=" in line:
@@ -434,13 +464,17 @@ def parse_lines(
             quarantined.append(
                 Quarantined(SOURCE, file, line_no, line.rstrip("\r\n"), reason)
             )
+        if len(p.rows) >= chunk_rows:
+            rows += len(p.rows)
+            yield p.rows, None
+            p.rows = []
     if not headers:
         p.close_snapshot()      # a bare stats file: its end closes its only block
     stats = ParseStats(
         source=SOURCE, files=1, lines_read=read, lines_used=used,
-        lines_quarantined=len(quarantined), rows=len(p.rows), extra=p.extra,
+        lines_quarantined=len(quarantined), rows=rows + len(p.rows), extra=p.extra,
     )
-    return p.rows, quarantined, stats
+    yield p.rows, (quarantined, stats)
 
 
 def _guarded(lines: Iterable[str], errors: list[BaseException]) -> Iterator[str]:
@@ -477,6 +511,17 @@ def parse_file(
     A file that cannot be opened (dangling symlink, permissions) or that fails mid-read is
     quarantined as one pseudo-line (line_no 0, or the line after the last one read).
     """
+    return collect(stream_file(path, server=server, nid_map=nid_map))
+
+
+def stream_file(
+    path: str | Path,
+    *,
+    server: str | None = None,
+    nid_map: Mapping[str, str] | None = None,
+    chunk_rows: int | None = None,
+) -> Iterator[tuple[list[dict], tuple[list[Quarantined], ParseStats] | None]]:
+    """`parse_file` as a stream of row chunks (see `stream_lines`)."""
     file = str(path)
     errors: list[BaseException] = []
     try:
@@ -490,14 +535,16 @@ def parse_file(
         reason = "dangling symlink" if dangling else f"cannot open: {exc.strerror or exc}"
         stats.extra["files_unreadable"] = 1
         _file_quarantine(stats, q, file, 0, reason)
-        return [], q, stats
+        yield [], (q, stats)
+        return
     with fh:
-        rows, q, stats = parse_lines(
-            _guarded(fh, errors), file, server=server, nid_map=nid_map, path_hint=file
-        )
-    if errors:
-        _file_quarantine(stats, q, file, stats.lines_read + 1, f"read error: {errors[0]}")
-    return rows, q, stats
+        for chunk, end in stream_lines(_guarded(fh, errors), file, server=server,
+                                       nid_map=nid_map, path_hint=file, chunk_rows=chunk_rows):
+            if end is not None and errors:
+                q, stats = end
+                _file_quarantine(stats, q, file, stats.lines_read + 1,
+                                 f"read error: {errors[0]}")
+            yield chunk, end
 
 
 def is_server_stats_path(path: str | Path) -> bool:

@@ -114,11 +114,15 @@ def _progress(done: int, total: int, label: str) -> None:
             print(file=sys.stderr)
 
 
-def _parse_lustre(path: str, site: Site, _prev: str | None, _day: dt.date | None):
-    """A Lustre statistics file as a wire task (the server is the file's folder): the
-    columnar fast path for captures, else the line parser."""
-    return lustre_columnar.parse_file_arrow(path, server=Path(path).parent.name,
-                                            nid_map=site.nid_map)
+def _parse_lustre(tasks: list[BeaconTask], site: Site):
+    """Lustre statistics files as a task-list parser (the server is the file's folder): the
+    columnar fast path for captures, else the line parser, in chunks of rows (a file's
+    quarantine and accounting come with its last chunk)."""
+    for task in tasks:
+        f = task[0]
+        for rows, end in lustre_columnar.stream_file_arrow(f, server=Path(f).parent.name,
+                                                           nid_map=site.nid_map):
+            yield rows, ([] if end is None else [(task, *end)])
 
 
 def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Path],
@@ -128,7 +132,7 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     tasks = [(str(f), None, None) for f in files]
     part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats",
-                           file_by_file(_parse_lustre), tasks, "snapshot_time", owned=None)
+                           _parse_lustre, tasks, "snapshot_time", owned=None)
     return writer.write_ingest(wh, "lustre", [part], date, ledger=ledger)
 
 

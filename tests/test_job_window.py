@@ -146,9 +146,9 @@ COMPARED = ["read_kb", "read_ops", "write_kb", "write_ops", "open", "close", "mk
             "statfs", "sync", "sdr", "cdr"]
 
 
-def _day(spark, tmp, site, lustre_stats: str):
+def _day(spark, tmp, site, lustre_stats: str, stages=("node_window", "job_window", "app_hour")):
     """A 4-node ARCHER day simulated with `--lustre-stats lustre_stats`, ingested, with
-    node_window, job_window and app_hour built: (warehouse, truth)."""
+    `stages` built: (warehouse, truth)."""
     import json
 
     from lassi.ingest.runner import ingest_raw
@@ -160,7 +160,7 @@ def _day(spark, tmp, site, lustre_stats: str):
     simulate(site, DATE, 1, 3, tmp / "raw", tokio=False, lustre_stats=lustre_stats)
     wh = Warehouse(spark, str(tmp / "wh"))
     ingest_raw(spark, wh, site, tmp / "raw", DATE)
-    for stage in ("node_window", "job_window", "app_hour"):
+    for stage in stages:
         stage_fn(stage)(wh, site, DATE)
     return wh, json.loads((tmp / "raw" / "truth.json").read_text())
 
@@ -169,7 +169,8 @@ def _day(spark, tmp, site, lustre_stats: str):
 def both_day(spark, tmp_path_factory):
     """(site, warehouse, truth) of the day whose servers print both sources."""
     site = load_site("archer", nodes=4)
-    return (site, *_day(spark, tmp_path_factory.mktemp("both"), site, "both"))
+    return (site, *_day(spark, tmp_path_factory.mktemp("both"), site, "both",
+                        ("node_window", "job_window", "app_hour", "job_metrics")))
 
 
 @pytest.fixture(scope="module")
@@ -263,3 +264,14 @@ def test_report_says_what_job_stats_attributed(both_day):
     assert (f"<p>Lustre job_stats: {r['n']:,} ids of scheduler jobs ({r['n']:,} jobs): "
             f"{r['gib']:,.2f} GiB, ") in html
     assert "100.0 % of the bytes.</p>" in html
+
+
+def test_summaries_name_job_stats_as_the_source(both_day):
+    """summarize-job's and why's per-job bytes (job_metrics) come from job_stats here."""
+    _, wh, _ = both_day
+    rows = wh.read("job_metrics", [DATE]).filter("job_bytes > 0").collect()
+    by_job = _per_job(wh.read("job_window", [DATE]), "job", ["read_kb", "write_kb"])
+    assert len(rows) >= 10 and {r["bytes_source"] for r in rows} == {"lustre_job_stats"}
+    for r in rows:
+        want = (by_job[r["job_id"]]["read_kb"] + by_job[r["job_id"]]["write_kb"]) * 1024
+        assert r["job_bytes"] == pytest.approx(want, rel=1e-9), r["job_id"]

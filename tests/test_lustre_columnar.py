@@ -79,18 +79,18 @@ def both(path: Path, **kw):
     """(line parser's rows as Arrow, q, stats), (fast path's), and whether the fast path
     parsed the file itself."""
     calls = []
-    orig = lustre_stats.parse_file
+    orig = lustre_stats.stream_file
 
     def spy(*a, **k):
         calls.append(a)
         return orig(*a, **k)
 
-    rows, q, st = orig(path, **kw)
-    lustre_stats.parse_file = spy
+    rows, q, st = lustre_stats.parse_file(path, **kw)
+    lustre_stats.stream_file = spy
     try:
         out = lustre_columnar.parse_file_arrow(path, **kw)
     finally:
-        lustre_stats.parse_file = orig
+        lustre_stats.stream_file = orig
     return (rows_table(rows, SCHEMA), q, st), out, not calls
 
 
@@ -151,6 +151,26 @@ def test_a_bare_export_file_without_counters(realdata):
     assert [(r["target"], r["kind"], r["nid"], r["counter"], r["samples"]) for r in rows] == \
         [("lustrefs-MDT0000", "export", "172.20.20.5@o2ib", "snapshot_time", 0)]
     assert rows[0]["snapshot_time"] == dt.datetime(2017, 11, 15, 21, 37, 33, 9228)  # .009228175
+
+
+def test_a_file_off_the_fast_path_streams_in_chunks(tmp_path, monkeypatch):
+    """A capture with job_stats (outside the fast path's grammar) is handed on in chunks of
+    CHUNK_ROWS rows, its quarantine and accounting with the last: together the rows of one
+    parse, with a broken line and a truncated gzip end as well."""
+    body = (CAPTURE + REFUSED["job_stats"] + "obdfilter.fs-OST0000.stats=\nbroken line\n") * 5
+    gz = tmp_path / "oss1" / "cap.txt.gz"
+    gz.parent.mkdir()
+    gz.write_bytes(gzip.compress(body.encode())[:-20])
+    whole = lustre_stats.parse_file(gz, server="oss1")
+    monkeypatch.setattr(lustre_stats, "CHUNK_ROWS", 7)
+    chunks = list(lustre_columnar.stream_file_arrow(gz, server="oss1"))
+    assert len(chunks) > 3 and all(end is None for _, end in chunks[:-1])
+    assert all(t.num_rows <= 7 for t, _ in chunks)
+    q, st = chunks[-1][1]
+    assert sum(t.num_rows for t, _ in chunks) == st.rows == len(whole[0])
+    rows = [r for t, _ in chunks for r in t.to_pylist()]
+    assert rows == rows_table(whole[0], SCHEMA).to_pylist()
+    assert (q, st) == (whole[1], whole[2]) and q[-1].reason.startswith("read error")
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))

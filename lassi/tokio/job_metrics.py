@@ -7,8 +7,9 @@ the job's window: Darshan's bytes, opens and performance; the file system's LMT 
 metadata ops and OSS/MDS CPU; OST fullness and failovers at the nearest `lfs df` /
 `lctl dl` snapshot; the jobs running at the same time; and the coverage factors (the
 job's bytes / the file system's bytes, the job's opens / the file system's opens).
-Without Darshan, a job's bytes come from LASSi's export statistics (app_hour) or Beacon's
-traces (job_summary), named in `bytes_source`. SQL: sql/tokio/steps/job_info.sql,
+Without Darshan, a job's bytes come from LASSi's app_hour (Lustre export statistics, or
+the job's own job_stats counters where the servers keep them: `lustre_job_stats`) or
+Beacon's traces (job_summary), named in `bytes_source`. SQL: sql/tokio/steps/job_info.sql,
 sql/tokio/job_metrics.sql.
 """
 

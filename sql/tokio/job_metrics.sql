@@ -17,9 +17,10 @@ WITH dj AS (
     WHERE f.mount IS NOT NULL GROUP BY 1, 2)
   GROUP BY job_id
 ), lfs AS (
-  SELECT job_id, max_by(fs, b) AS fs, CAST(sum(b) AS BIGINT) AS bytes FROM (
-    SELECT job_id, fs, sum(read_kb + write_kb) * 1024 AS b FROM jm_app_hour
-    WHERE job_id IS NOT NULL GROUP BY job_id, fs)
+  SELECT job_id, max_by(fs, b) AS fs, CAST(sum(b) AS BIGINT) AS bytes, max(js) AS js FROM (
+    SELECT job_id, fs, sum(read_kb + write_kb) * 1024 AS b,
+           max(coalesce(attributed_by = 'job_stats', FALSE)) AS js
+    FROM jm_app_hour WHERE job_id IS NOT NULL GROUP BY job_id, fs)
   GROUP BY job_id
 ), bfs AS (
   SELECT job_id, substring_index(osts[0], '-', 1) AS fs, read_bytes + write_bytes AS bytes
@@ -29,7 +30,8 @@ WITH dj AS (
          dj.logs, dj.br, dj.bw, dj.opens, dj.io_t, dj.agg,
          CASE WHEN dj.logs IS NOT NULL THEN dj.br + dj.bw
               WHEN lfs.bytes IS NOT NULL THEN lfs.bytes ELSE bfs.bytes END AS job_bytes,
-         CASE WHEN dj.logs IS NOT NULL THEN 'darshan' WHEN lfs.bytes IS NOT NULL THEN 'lustre_stats'
+         CASE WHEN dj.logs IS NOT NULL THEN 'darshan'
+              WHEN lfs.bytes IS NOT NULL THEN IF(lfs.js, 'lustre_job_stats', 'lustre_stats')
               WHEN bfs.bytes IS NOT NULL THEN 'beacon' END AS bytes_source
   FROM jm_jobs jobs
   LEFT JOIN dj ON dj.job_id = jobs.job_id

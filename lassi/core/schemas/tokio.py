@@ -48,6 +48,7 @@ JOB_METRICS = StructType([
     field("concurrent_jobs", LongType()),
     field("perf_mibs", DoubleType()),         # the job's I/O performance (Darshan, else bytes/s)
     field("job_bytes", LongType()),           # bytes the job moved, by `bytes_source`
-    field("bytes_source", StringType()),      # darshan | lustre_stats (LASSi) | beacon (traces)
+    field("bytes_source", StringType()),      # darshan | lustre_stats (LASSi, export
+                                              # statistics) | lustre_job_stats | beacon
     DATE,
 ])
