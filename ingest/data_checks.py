@@ -135,7 +135,8 @@ def _run_nodes(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
 # --- I/O outside every run: a job log whose times are off ----------------------------------
 
 def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
-    """Per scheduler source of the date, active node buckets that no run of it covers."""
+    """Per scheduler source of the date, active node buckets that no run of it covers (one
+    Spark job for every source; examples and the shift diagnosis only when one warns)."""
     from lassi.core.period import day_bounds
 
     start, end = day_bounds(date)
@@ -148,12 +149,21 @@ def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
         if not n:
             return []
         dates = [d for d in (date - dt.timedelta(days=1), date) if wh.has("app_run", d)]
-        runs = wh.read("app_run", dates).filter(F.size("nodes") > 0)
-        out = []
-        for (src,) in runs.select("source").distinct().orderBy("source").collect():
-            out.append(_covered(active, n, runs.filter(F.col("source") == src), src, site,
-                                start, end))
-        return out
+        lo, hi = (start // BUCKET_S - MAX_SHIFT_H * 6) * BUCKET_S, \
+            (end // BUCKET_S + MAX_SHIFT_H * 6) * BUCKET_S
+        runs = (wh.read("app_run", dates).filter(F.size("nodes") > 0)
+                .filter((F.unix_seconds("end") >= lo) & (F.unix_seconds("start") < hi))
+                .select("source", "nodes", "start", "end").cache())
+        try:
+            covered = {r["source"]: r["count"] for r in
+                       active.join(_run_buckets(runs, keep="source"), ["node", "b"])
+                       .groupBy("source").count().collect()}
+            sources = sorted(r[0] for r in runs.select("source").distinct().collect())
+            return [_covered(active, n, n - covered.get(src, 0),
+                             runs.filter(F.col("source") == src), src, site)
+                    for src in sources]
+        finally:
+            runs.unpersist()
     finally:
         active.unpersist()
 
@@ -186,31 +196,32 @@ def _bucket(ts):
     return F.floor(F.unix_micros(ts) / (BUCKET_S * 1_000_000)).cast("long").alias("b")
 
 
-def _run_buckets(runs, shift_s: int = 0):
-    """(node, bucket) of every run, its times shifted by `shift_s` seconds."""
+def _run_buckets(runs, shift_s: int = 0, keep: str | None = None):
+    """(node, bucket) of every run, its times shifted by `shift_s` seconds (with the
+    column `keep` of the run when given)."""
     b0 = F.floor((F.unix_seconds("start") + shift_s) / BUCKET_S).cast("long")
     b1 = F.floor((F.unix_seconds("end") + shift_s) / BUCKET_S).cast("long")
+    cols = [keep] if keep else []
     return (runs.filter(F.col("start").isNotNull() & F.col("end").isNotNull()
                         & (F.col("end") >= F.col("start")))
-            .select(F.explode("nodes").alias("node"), F.explode(F.sequence(b0, b1)).alias("b"))
+            .select(*cols, F.explode("nodes").alias("node"),
+                    F.explode(F.sequence(b0, b1)).alias("b"))
             .distinct())
 
 
-def _covered(active, n: int, runs, src: str, site: Site, start: int, end: int) -> Check:
-    """The check of one scheduler source: active buckets outside its runs, and the likely
-    cause when most are."""
-    lo, hi = start // BUCKET_S - MAX_SHIFT_H * 6, end // BUCKET_S + MAX_SHIFT_H * 6
-    near = runs.filter((F.unix_seconds("end") >= lo * BUCKET_S)
-                       & (F.unix_seconds("start") < hi * BUCKET_S))
-    outside = active.join(_run_buckets(near), ["node", "b"], "left_anti")
-    bad = outside.count()
-    eg = [f"{r['node']} {dt.datetime.fromtimestamp(r['b'] * BUCKET_S, dt.timezone.utc):%H:%M}"
-          for r in outside.orderBy("node", "b").limit(EXAMPLES).collect()]
+def _covered(active, n: int, bad: int, runs, src: str, site: Site) -> Check:
+    """The check of one scheduler source (`bad` of the `n` active buckets outside its
+    runs); when most are, examples and the likely cause."""
     key = "timezones." + src.replace("-", "_")
     cause = (f"most I/O happened on nodes while no {src} run was there: a job log of "
              "another day or machine, or missing job records")
+    eg: list[str] = []
     if bad / n > WARN_SHARE:
-        shift, share = _best_shift(active, near)
+        outside = active.join(_run_buckets(runs), ["node", "b"], "left_anti")
+        eg = [f"{r['node']} "
+              f"{dt.datetime.fromtimestamp(r['b'] * BUCKET_S, dt.timezone.utc):%H:%M}"
+              for r in outside.orderBy("node", "b").limit(EXAMPLES).collect()]
+        shift, share = _best_shift(active, runs)
         if shift and share > WARN_SHARE and share >= 2 * (1 - bad / n):
             cause = (f"the {src} times look {abs(shift)} h {'late' if shift < 0 else 'early'}"
                      f" ({share:.0%} of the sampled I/O falls in runs moved {shift:+d} h, "

@@ -120,8 +120,9 @@ REGISTRY: dict[str, Table] = {
     # risk (LASSi)
     "node_window": Table(NODE_WINDOW, "risk", "lassi.risk.node_window:build_node_window",
                          "risk/node_window.sql"),
-    "job_window": Table(JOB_WINDOW, "risk", "lassi.risk.job_window:build_job_window",
-                        "risk/node_window.sql"),
+    # job_window's SQL is node_window's, with key job_id (lassi.core.captures.job_windows)
+    "job_window": Table(JOB_WINDOW, "risk", "lassi.risk.job_window:build_job_window "
+                        "(sql/risk/node_window.sql, key job_id)"),
     "app_hour": Table(APP_HOUR, "risk", "lassi.risk.metrics:build_app_hour", "risk/app_hour.sql"),
     "fs_baseline": Table(FS_BASELINE, "risk", "lassi.risk.metrics:build_app_hour",
                          "risk/fs_baseline.sql"),
