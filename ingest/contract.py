@@ -35,6 +35,11 @@ class IngestError(Exception):
     """A problem with the request itself (unknown source, no input), said in one line."""
 
 
+class SourceUnavailable(IngestError):
+    """A service the source is read from (the LMT database) did not answer: nothing was
+    written, and the same request may succeed later (`lassi ingest` exits 75)."""
+
+
 # --- which rows of the owned partitions a write replaces --------------------------------------
 @dataclass(frozen=True)
 class WholePartitions:
@@ -105,4 +110,5 @@ class IngestResult:
 
 
 __all__ = ["WHOLE", "IngestError", "IngestResult", "LogRows", "ParseStats", "Quarantined",
-           "Replace", "SourceRows", "TableRows", "WholePartitions", "WindowRows"]
+           "Replace", "SourceRows", "SourceUnavailable", "TableRows", "WholePartitions",
+           "WindowRows"]

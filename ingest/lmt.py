@@ -35,7 +35,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from zoneinfo import ZoneInfo
 
-from lassi.ingest.contract import IngestError, IngestResult
+from lassi.ingest.contract import IngestError, IngestResult, SourceUnavailable
 from lassi.ingest.lmt_rows import (
     LOOKBACK,
     MDS_COLS,
@@ -488,6 +488,8 @@ def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                     window = None if span is None else \
                         (span[0], span[1] + dt.timedelta(microseconds=1))
                     res = None if span is None else db.read()
+        except LmtUnavailable as exc:
+            raise SourceUnavailable(str(exc)) from None
         except LmtError as exc:
             raise IngestError(str(exc)) from None
         if res is None:                      # an empty database: counted, nothing written

@@ -193,6 +193,26 @@ def test_server_down_one_line_and_exit_75(server, uri, tmp_path, capsys):
     assert not (wh / "lmt_ost").exists()
 
 
+def test_ingest_with_the_server_down_exits_75(spark, server, uri, tmp_path, capsys,
+                                              monkeypatch):
+    """`lassi ingest --source lmt` against a stopped server: one line, exit 75 (retry later),
+    not exit 1 (a wrong request), and no table written."""
+    import lassi.ingest.lmt as lmt
+
+    monkeypatch.setattr(lmt, "BACKOFF_S", 0.05)
+    server.stop()
+    wh = tmp_path / "wh"
+    rc = main(["ingest", "--source", "lmt", "--input", uri, "--date", "2018-01-01",
+               "--tz", PACIFIC, "--warehouse", str(wh)])
+    err_lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == EXIT_TEMPFAIL
+    assert len(err_lines) == 1 and "Traceback" not in err_lines[0]
+    assert err_lines[0].startswith("lassi: error: cannot connect to LMT database at "
+                                   f"127.0.0.1:{server.port} after {lmt.RETRIES} attempts")
+    assert err_lines[0].endswith("; rerun the same ingest")
+    assert not (wh / "lmt_ost").exists()
+
+
 def test_archive_resumes_after_the_server_died(spark, server, uri, tmp_path):
     """Hour by hour with the server gone for one window: the failed window writes nothing,
     its rerun completes the table of one clean run (no sample lost, none doubled)."""

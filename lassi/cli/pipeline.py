@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from lassi.cli.args import (
     CliError,
+    CliTempFail,
     add_lock_wait,
     add_nodes,
     add_site,
@@ -64,6 +65,19 @@ def add_commands(sub) -> None:
 
 
 def cmd_ingest(args) -> int:
+    """`lassi ingest`: a request error is one line (exit 1); a database that did not answer
+    is exit 75: rerun the same command (writes are idempotent per partition)."""
+    from lassi.ingest.contract import IngestError, SourceUnavailable
+
+    try:
+        return _ingest(args)
+    except SourceUnavailable as exc:
+        raise CliTempFail(f"{exc}; rerun the same ingest") from None
+    except IngestError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _ingest(args) -> int:
     from lassi.ingest.runner import URI_SCHEMES, check_date, ingest_raw, ingest_source
 
     site = site_of(args)
