@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,55 @@ def mariadb():
 def schema_row(schema, **values) -> tuple:
     """A row of `schema` (StructType) as a tuple: the named values, None elsewhere."""
     return tuple(values.get(f.name) for f in schema.fields)
+
+
+# --- one simulated ARCHER day shared by the test files (and the xdist workers) ----------------
+ARCHER_DAY = dt.date(2017, 10, 10)
+
+
+@dataclass(frozen=True)
+class SharedDay:
+    """A simulated day ingested with every daily stage run: read it, never write it."""
+
+    site_name: str
+    nodes: int
+    date: dt.date
+    raw: Path
+    warehouse: Path
+
+
+def _shared_root(tmp_path_factory) -> Path:
+    """The folder every xdist worker of this run sees (the workers' basetemps' parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def archer_day(spark, tmp_path_factory) -> SharedDay:
+    """A 4-node ARCHER day (seed 3, no TOKIO sources) simulated, ingested in-process and run
+    through every daily stage once per test run: the first worker that needs it builds it
+    under a file lock, the others wait for it and reuse it. The clean run that
+    test_cluster, test_kill_rerun and test_job_window compare with."""
+    import fcntl
+
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import run_daily
+    from lassi.sim.runner import simulate
+
+    root = _shared_root(tmp_path_factory)
+    day = SharedDay("archer", 4, ARCHER_DAY, root / "archer4" / "raw", root / "archer4" / "wh")
+    with open(root / "archer4.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)          # released when the file closes
+        done = root / "archer4" / "done"
+        if not done.exists():
+            shutil.rmtree(root / "archer4", ignore_errors=True)
+            site = load_site(day.site_name, nodes=day.nodes)
+            simulate(site, day.date, 1, 3, day.raw, tokio=False)
+            wh = Warehouse(spark, str(day.warehouse))
+            ingest_raw(spark, wh, site, day.raw, day.date)
+            list(run_daily(wh, site, day.date))
+            done.write_text("")
+    return day

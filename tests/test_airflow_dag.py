@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from unittest import mock
 
+import pandas as pd
 import pytest
 
 from tests.conftest import FAST_JVM
@@ -211,22 +212,22 @@ def airflow_db(airflow):
 
 
 @pytest.mark.slow
-def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
-    """dag.test() on one simulated ARCHER day: every task succeeds, tables and report exist."""
-    from lassi.core.config import load_site
-    from lassi.core.warehouse import Warehouse
-    from lassi.sim.runner import simulate
+def test_dag_test_runs_a_simulated_day(airflow_db, archer_day, tmp_path):
+    """dag.test() on the shared simulated ARCHER day (conftest.archer_day): every task
+    succeeds, the report exists, and every table equals the in-process run's."""
+    from tests.test_cluster import _table
 
-    raw, wh, reports = tmp_path / "raw", tmp_path / "wh", tmp_path / "reports"
-    simulate(load_site("archer", nodes=8), DATE, 1, 3, raw)
+    raw, wh, reports = archer_day.raw, tmp_path / "wh", tmp_path / "reports"
     env = {"LASSI_RAW": str(raw), "LASSI_WAREHOUSE": str(wh), "LASSI_REPORTS": str(reports),
-           "LASSI_SITE": "archer", "LASSI_NODES": "8", "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
+           "LASSI_SITE": "archer", "LASSI_NODES": str(archer_day.nodes),
+           "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
            # Airflow creates no tasks for a (non-backfill) run dated before start_date
            "LASSI_START_DATE": DATE.isoformat()}
+    assert archer_day.date == DATE
     with mock.patch.dict(os.environ, env):
         os.environ.pop(CONN_ENV, None)              # no connection: must run local[*]
         dag = _dagbag().dags["lassi_daily"]           # parsed now: defaults from env
-        assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == 8
+        assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == archer_day.nodes
         assert all(t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {FAST_JVM}"
                    for t in dag.tasks)
         for t in dag.tasks:
@@ -236,8 +237,11 @@ def test_dag_test_runs_a_simulated_day(airflow_db, spark, tmp_path):
     states = {ti.task_id: ti.state for ti in dr.get_task_instances()}
     assert sorted(states) == sorted(dag.task_ids)
     assert states == {t: "success" for t in dag.task_ids}, states
-    w = Warehouse(spark, str(wh))
-    for table in ("node_window", "app_hour", "fs_hour"):
-        assert w.has(table, DATE), table
     assert (reports / f"archer-{DATE.isoformat()}" / "index.html").exists(), "no report"
-    assert w.read("run_slowdown", [DATE]).filter("slowdown IS NOT NULL").count() > 0
+    clean = archer_day.warehouse
+    tables = sorted(p.name for p in clean.iterdir() if not p.name.startswith("_"))
+    assert {"node_window", "app_hour", "fs_hour", "run_slowdown", "job_diagnosis"} <= set(tables)
+    assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
+    for t in tables:
+        pd.testing.assert_frame_equal(_table(clean, t), _table(wh, t), check_dtype=False, obj=t)
+    assert _table(wh, "run_slowdown")["slowdown"].notna().any()

@@ -120,24 +120,15 @@ def _table(root: Path, table: str) -> pd.DataFrame:
     return df.sort_values(list(df.columns)).reset_index(drop=True)
 
 
-def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa: F811
-    from lassi.ingest.runner import ingest_raw
-
-    from lassi.core.config import load_site
-    from lassi.core.warehouse import Warehouse
-    from lassi.pipeline.daily import run_daily
-    from lassi.sim.runner import simulate
-
+def test_cluster_run_equals_local_run(cluster, wheel, archer_day, tmp_path):  # noqa: F811
+    """The shared 4-node ARCHER day (conftest.archer_day: simulated, ingested and run in
+    this process) equals the same day run on the cluster from its raw files."""
     url, bare, cluster_env = cluster
     seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True,
                           cwd=tmp_path)
     assert seen.returncode == 1 and "No module named 'lassi'" in seen.stderr
-    site = load_site("archer", nodes=4)
-    raw = tmp_path / "raw"
-    simulate(site, DATE, 1, 3, raw, tokio=False)
-    local = Warehouse(spark, str(tmp_path / "local"))
-    ingest_raw(spark, local, site, raw, DATE)
-    list(run_daily(local, site, DATE))
+    assert (archer_day.date, archer_day.nodes) == (DATE, 4)
+    raw, local = archer_day.raw, archer_day.warehouse
 
     venv = _venv(tmp_path / "driver", wheel)
     pyfiles = tmp_path / "lassi.zip"               # PySpark puts .zip (not .whl) on the path
@@ -163,12 +154,12 @@ def test_cluster_run_equals_local_run(cluster, wheel, spark, tmp_path):  # noqa:
     assert "lustre: " in p.stdout and "app_hour: " in p.stdout, p.stdout[-2000:]
     print(f"daily.py --raw on the cluster: {time.time() - t:.0f} s")
 
-    tables = sorted(p.name for p in Path(local.root).iterdir() if not p.name.startswith("_"))
+    tables = sorted(p.name for p in local.iterdir() if not p.name.startswith("_"))
     assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
             "run_slowdown", "job_diagnosis"} <= set(tables)
     assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
     for t in tables:
-        a, b = _table(Path(local.root), t), _table(wh, t)
+        a, b = _table(local, t), _table(wh, t)
         pd.testing.assert_frame_equal(a, b, check_dtype=False, obj=t)
     assert not (wh / "_staging").exists() or not any((wh / "_staging").rglob("*.parquet"))
     # the executors ran on the worker, each application with the wheel it was given

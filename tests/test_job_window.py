@@ -174,9 +174,13 @@ def both_day(spark, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def exports_day(spark, tmp_path_factory, both_day):
-    """The warehouse of the same day whose servers print export statistics only."""
-    return _day(spark, tmp_path_factory.mktemp("exports"), both_day[0], "exports")[0]
+def exports_day(spark, archer_day, both_day):
+    """The warehouse of the same day whose servers print export statistics only (the
+    simulator's default): the shared day of conftest.archer_day."""
+    from lassi.core.warehouse import Warehouse
+
+    assert (archer_day.date, archer_day.nodes) == (DATE, len(both_day[0].compute_nodes))
+    return Warehouse(spark, str(archer_day.warehouse))
 
 
 def _per_job(df, key: str, cols: list[str]) -> dict[str, dict[str, float]]:
@@ -266,6 +270,32 @@ def test_report_says_what_job_stats_attributed(both_day):
     assert "100.0 % of the bytes.</p>" in html
 
 
+def _gib(df) -> float:
+    from pyspark.sql import functions as F
+
+    return df.agg(((F.sum("read_kb") + F.sum("write_kb")) / 1024**2).alias("g")).first()["g"]
+
+
+@pytest.mark.parametrize("which", ["both", "exports"])
+def test_report_says_how_much_each_source_attributed(which, both_day, exports_day):
+    """The quality box: the bytes the export statistics counted (node_window), what
+    app_hour gave to runs through each source, and the rest. On the simulated day every
+    byte belongs to a run, so nothing stays unattributed (the truth, to rounding)."""
+    from lassi.report.data import load_quality
+    from lassi.report.html import quality_box
+
+    wh = both_day[1] if which == "both" else exports_day
+    counted = _gib(wh.read("node_window", [DATE]))
+    given = _gib(wh.read("app_hour", [DATE]))
+    assert given == pytest.approx(counted, rel=1e-3)
+    via = "job_stats" if which == "both" else "the node join of the export statistics"
+    html = quality_box(load_quality(wh, [DATE]))
+    assert (f"<p>Attribution: the servers counted {counted:,.2f} GiB read and written "
+            f"(export statistics); app_hour gives {given:,.2f} GiB "
+            f"({100 * given / counted:.1f} %) through {via} to runs; ") in html
+    assert "stayed unattributed" in html and " GiB (0.0 %) stayed" in html
+
+
 def test_summaries_name_job_stats_as_the_source(both_day):
     """summarize-job's and why's per-job bytes (job_metrics) come from job_stats here."""
     _, wh, _ = both_day
@@ -275,3 +305,59 @@ def test_summaries_name_job_stats_as_the_source(both_day):
     for r in rows:
         want = (by_job[r["job_id"]]["read_kb"] + by_job[r["job_id"]]["write_kb"]) * 1024
         assert r["job_bytes"] == pytest.approx(want, rel=1e-9), r["job_id"]
+
+
+@pytest.fixture(scope="module")
+def jobstats_day(spark, tmp_path_factory, both_day):
+    """(site, warehouse, report index) of the same day whose servers print job_stats only:
+    every risk stage run, then the daily report."""
+    from lassi.report.daily import write_daily_report
+
+    tmp = tmp_path_factory.mktemp("jobstats")
+    wh, _ = _day(spark, tmp, both_day[0], "jobstats",
+                 ("node_window", "job_window", "app_hour", "fs_hour", "slowdown"))
+    return both_day[0], wh, write_daily_report(wh, both_day[0], DATE, DATE, tmp / "reports")
+
+
+def test_a_job_stats_only_site_gets_the_lassi_metrics_and_report(jobstats_day, exports_day):
+    """Servers without export statistics (job_stats only): node_window is empty, and
+    app_hour, fs_hour, run_slowdown and the report come from job_stats alone. Every app_hour
+    row with I/O has the counters of the export path's row (the node join on the same
+    day's exports). The risks are the DESIGN formula over this day's own app_hour rows
+    (worked out here in pandas): the rows without I/O differ between the sources (an
+    export stays listed while its client is connected, a job_stats entry until
+    job_cleanup_interval after its last I/O), so μ and σ, and the risks, differ a little
+    from the export path's."""
+    from html import escape
+
+    import pandas as pd
+
+    site, wh, index = jobstats_day
+    assert wh.read("node_window", [DATE]).count() == 0
+    key = ["app_id", "fs", "hour"]
+    a = wh.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    b = exports_day.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    moved = b[b[COMPARED].sum(axis=1) > 0].index
+    assert len(moved) >= 10 and set(a[a[COMPARED].sum(axis=1) > 0].index) == set(moved)
+    assert set(a["attributed_by"]) == {"job_stats"}
+    pd.testing.assert_frame_equal(a.loc[moved, COMPARED], b.loc[moved, COMPARED],
+                                  check_dtype=False, rtol=1e-9)
+    alpha = site.settings.thresholds.alpha
+    for c in COMPARED:
+        by_fs = a.groupby(level="fs")[c]
+        mu, sd = by_fs.transform("mean"), by_fs.transform("std")
+        want = ((a[c] - alpha * mu) / sd).where(sd > 0, 0.0)
+        assert a[f"r_{c}"].to_numpy() == pytest.approx(want.to_numpy(), rel=1e-9, abs=1e-12), c
+    fs_a = wh.read("fs_hour", [DATE]).toPandas().set_index(["fs", "hour"]).sort_index()
+    sums = a.groupby(level=["fs", "hour"])[COMPARED].sum()
+    pd.testing.assert_frame_equal(fs_a.loc[sums.index, COMPARED], sums, check_dtype=False,
+                                  check_names=False, rtol=1e-9)
+    slow = wh.read("run_slowdown", [DATE]).toPandas()
+    ref = exports_day.read("run_slowdown", [DATE]).toPandas()
+    assert len(slow) == len(ref) > 0
+    html = index.read_text()
+    assert "Lustre job_stats: " in html and "100.0 % of the bytes." in html
+    assert "(job_stats); app_hour gives " in html      # the attribution line, job_stats base
+    riskiest = a.loc[moved].sort_values("risk_oss").iloc[-1]
+    assert riskiest["risk_oss"] > 0
+    assert f"<td>{escape(riskiest.name[0])}</td><td>{escape(riskiest['job_id'])}</td>" in html

@@ -21,10 +21,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from tests.conftest import FAST_JVM
 from tests.test_cluster import _table
@@ -32,26 +30,6 @@ from tests.test_packaging import _env
 
 DATE = dt.date(2017, 10, 10)
 STAGES = ["--stage", "node_window", "--stage", "app_hour"]     # LASSi's first two stages
-
-
-@pytest.fixture(scope="module")
-def day(spark, tmp_path_factory) -> tuple[Path, Path]:
-    """(raw folder, the clean run's warehouse): ingest and the risk family in-process."""
-    from lassi.ingest.runner import ingest_raw
-
-    from lassi.core.config import load_site
-    from lassi.core.warehouse import Warehouse
-    from lassi.pipeline.daily import run_daily
-    from lassi.sim.runner import simulate
-
-    tmp = tmp_path_factory.mktemp("kill")
-    site = load_site("archer", nodes=4)
-    raw = tmp / "raw"
-    simulate(site, DATE, 1, 3, raw, tokio=False)
-    clean = Warehouse(spark, str(tmp / "clean"))
-    ingest_raw(spark, clean, site, raw, DATE)
-    list(run_daily(clean, site, DATE, [s for s in STAGES if s != "--stage"]))
-    return raw, tmp / "clean"
 
 
 def run_until(argv: list[str], env: dict[str, str], killed_when: Callable[[list[str]], bool]
@@ -78,8 +56,11 @@ def run_until(argv: list[str], env: dict[str, str], killed_when: Callable[[list[
     return rc, lines
 
 
-def test_killed_runs_then_a_rerun_equal_a_clean_run(day, tmp_path):
-    raw, clean = day
+def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
+    """The killed runs' warehouse ends equal to the shared clean in-process run of the same
+    raw day (conftest.archer_day), table by table."""
+    assert (archer_day.date, archer_day.nodes) == (DATE, 4)
+    raw, clean = archer_day.raw, archer_day.warehouse
     wh = tmp_path / "wh"
     common = ["--raw", str(raw), "--date", DATE.isoformat(), "--warehouse", str(wh),
               "--site", "archer", "--nodes", "4"]
@@ -108,10 +89,11 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(day, tmp_path):
     print(f"the rerun: {time.time() - t:.0f} s")
     assert rc == 0 and any(line.startswith("app_hour: ") for line in lines), lines
 
-    tables = sorted(p.name for p in clean.iterdir() if not p.name.startswith("_"))
+    # the clean run went on through every stage: compare the tables these commands write
+    tables = sorted(p.name for p in wh.iterdir() if not p.name.startswith("_"))
     assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_baseline",
             "ingest_log", "data_check"} <= set(tables)
-    assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
+    assert set(tables) <= {p.name for p in clean.iterdir()}
     for t in tables:
         pd.testing.assert_frame_equal(_table(clean, t), _table(wh, t), check_dtype=False,
                                       obj=t)

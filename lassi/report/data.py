@@ -164,6 +164,9 @@ class Quality:
                                  # warning (summed over the period, examples of its last day)
     jobstats: pd.DataFrame = field(default_factory=pd.DataFrame)   # job_window per id_kind:
                                  # ids, jobs, GiB moved, metadata ops
+    attribution: pd.DataFrame = field(default_factory=pd.DataFrame)  # GiB per `counted`
+                                 # (exports, job_stats: what the servers counted) and per
+                                 # `attributed_by` (app_hour: exports, job_stats)
 
 
 def load_quality(wh: Warehouse, period: list[dt.date]) -> Quality:
@@ -183,7 +186,22 @@ def load_quality(wh: Warehouse, period: list[dt.date]) -> Quality:
         F.countDistinct("job_id").alias("ids"), F.countDistinct("job").alias("jobs"),
         ((F.sum("read_kb") + F.sum("write_kb")) / 1024**2).alias("gib"),
         sum((F.sum(c) for c in MDS_COUNTERS), F.lit(0)).alias("md_ops")).orderBy("id_kind")
-    return Quality(_pdf(log), _pdf(q), _pdf(checks), _pdf(js))
+    return Quality(_pdf(log), _pdf(q), _pdf(checks), _pdf(js), _attribution(wh, period))
+
+
+def _attribution(wh: Warehouse, period: list[dt.date]) -> pd.DataFrame:
+    """GiB read + written that the servers counted (`what` = counted: node_window from the
+    export statistics, job_window from job_stats) and that app_hour attributed to runs
+    (`what` = attributed, by `source`): at most four rows."""
+    gib = ((F.sum("read_kb") + F.sum("write_kb")) / 1024**2).alias("gib")
+    counted = [wh.read(t, period).agg(gib).select(F.lit("counted").alias("what"),
+                                                  F.lit(src).alias("source"), "gib")
+               for t, src in (("node_window", "exports"), ("job_window", "job_stats"))]
+    attributed = (wh.read("app_hour", period).groupBy("attributed_by").agg(gib)
+                  .select(F.lit("attributed").alias("what"),
+                          F.col("attributed_by").alias("source"), "gib"))
+    out = _pdf(counted[0].unionByName(counted[1]).unionByName(attributed))
+    return out[out["gib"].fillna(0) > 0].reset_index(drop=True)
 
 
 def _groups(wh: Warehouse, period: list[dt.date]):

@@ -185,7 +185,8 @@ def _beacon_link(d: ReportData) -> str:
 def quality_box(q: Quality) -> str:
     """The data-quality box: data checks against the site's configuration (warnings first),
     lines read/used/quarantined per source, the commonest quarantine reasons."""
-    out = "<h3>Data quality</h3>" + _checks(q.checks) + _jobstats(q.jobstats)
+    out = ("<h3>Data quality</h3>" + _checks(q.checks) + _attribution(q.attribution)
+           + _jobstats(q.jobstats))
     if q.log.empty:
         return out + "<p class='note'>No ingest log for this period.</p>"
     rows = []
@@ -208,6 +209,30 @@ def quality_box(q: Quality) -> str:
                         "</li>" for _, r in q.quarantine.iterrows())
         out += f"<p>Most common quarantine reasons:</p><ul>{items}</ul>"
     return out
+
+
+def _attribution(att: pd.DataFrame) -> str:
+    """How much of the bytes the servers counted reached a run in app_hour, through which
+    source, and how much stayed unattributed (I/O outside every run, daemons, ids that
+    name no job). The export statistics are the total when there are any (they count
+    every client), else job_stats."""
+    if att.empty:
+        return ""
+    counted = att[att["what"] == "counted"].set_index("source")["gib"]
+    if counted.empty:
+        return ""
+    base = "exports" if "exports" in counted.index else "job_stats"
+    total = float(counted[base])
+    names = {"exports": "the node join of the export statistics", "job_stats": "job_stats"}
+    parts = [f"{r['gib']:,.2f} GiB ({100 * r['gib'] / total:.1f} %) through "
+             f"{esc(names.get(r['source'], r['source']))}"
+             for _, r in att[att["what"] == "attributed"].sort_values("source").iterrows()]
+    left = max(0.0, total - float(att.loc[att["what"] == "attributed", "gib"].sum()))
+    what = "export statistics" if base == "exports" else "job_stats"
+    return (f"<p>Attribution: the servers counted {total:,.2f} GiB read and written "
+            f"({what}); app_hour gives {'; '.join(parts) or 'nothing'} to runs; "
+            f"{left:,.2f} GiB ({100 * left / total:.1f} %) stayed unattributed (I/O outside "
+            "every run, daemons, ids that name no job).</p>")
 
 
 def _jobstats(js: pd.DataFrame) -> str:
