@@ -26,13 +26,12 @@ DATE = dt.date(2017, 10, 10)
 
 
 @pytest.fixture(scope="module")
-def day(spark, tmp_path_factory) -> tuple[Path, Path, dict]:
-    """(raw folder, a YAML site shifted by 1,000 node numbers, the truth)."""
-    from lassi.sim.runner import simulate
-
+def day(archer_day, tmp_path_factory) -> tuple[Path, Path, dict]:
+    """(raw folder of the shared 4-node ARCHER day (conftest.archer_day, read only), a YAML
+    site shifted by 1,000 node numbers, the truth)."""
+    assert (archer_day.date, archer_day.nodes) == (DATE, 4)
     tmp = tmp_path_factory.mktemp("checks")
-    raw = tmp / "raw"
-    simulate(load_site("archer", nodes=4), DATE, 1, 3, raw, tokio=False)
+    raw = archer_day.raw
     text = (conf_dir() / "sites" / "archer.yaml").read_text()
     assert "  first_nid: 8 " in text
     shifted = tmp / "archer-shifted.yaml"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pandas as pd
 import pytest
 
 from lassi.core.config import load_site
@@ -361,3 +362,93 @@ def test_a_job_stats_only_site_gets_the_lassi_metrics_and_report(jobstats_day, e
     riskiest = a.loc[moved].sort_values("risk_oss").iloc[-1]
     assert riskiest["risk_oss"] > 0
     assert f"<td>{escape(riskiest.name[0])}</td><td>{escape(riskiest['job_id'])}</td>" in html
+
+
+def _pairs_by_hand(wh) -> pd.DataFrame:
+    """(fs, target, x) of every (job, OST) pair from the raw job_stats rows, in pandas: an
+    entry's totals at its last capture (per start_time), bytes over service seconds, over
+    the median of the job's OSTs (jobs on two or more)."""
+    from pyspark.sql import functions as F
+
+    raw = (wh.read("raw_lustre_stats", [DATE])
+           .filter((F.col("kind") == "job") & F.col("target").contains("-OST")
+                   & F.col("counter").isin("read_bytes", "write_bytes", "read", "write"))
+           .select("job_id", "fs", "target", "start_time", "counter", "snapshot_time", "sum")
+           .toPandas())
+    raw["start_time"] = raw["start_time"].fillna(pd.Timestamp(0))
+    last = (raw.sort_values("snapshot_time")
+            .groupby(["job_id", "fs", "target", "start_time", "counter"])["sum"].last()
+            .reset_index())
+    last["what"] = last["counter"].map({"read_bytes": "bytes", "write_bytes": "bytes",
+                                        "read": "usecs", "write": "usecs"})
+    pairs = last.pivot_table(index=["job_id", "fs", "target"], columns="what", values="sum",
+                             aggfunc="sum").reset_index()
+    pairs = pairs[(pairs["bytes"] > 0) & (pairs["usecs"] > 0)].copy()
+    pairs["rate"] = pairs["bytes"] / (pairs["usecs"] / 1e6)
+    by_job = pairs.groupby(["job_id", "fs"])["rate"]
+    pairs["x"] = pairs["rate"] / by_job.transform("median")
+    return pairs[by_job.transform("size") >= 2]
+
+
+SLOW_OST = "fs2-OST000d"     # an OST the seed-3 day's jobs write to
+
+
+@pytest.fixture(scope="module")
+def slow_ost_day(spark, tmp_path_factory):
+    """The 4-node day again, job_stats only, with SLOW_OST at 15 % of its bandwidth all day
+    (no other fault): ingested only."""
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.sim.runner import simulate
+
+    tmp = tmp_path_factory.mktemp("slow_ost")
+    site = load_site("archer", nodes=4)
+    simulate(site, DATE, 1, 3, tmp / "raw", tokio=False, lustre_stats="jobstats",
+             faults=[f"ost:{SLOW_OST}:0.15:00:00-24:00"])
+    wh = Warehouse(spark, str(tmp / "wh"))
+    ingest_raw(spark, wh, site, tmp / "raw", DATE)
+    return wh
+
+
+def test_bad_ost_from_job_stats_names_the_slow_ost(slow_ost_day, capsys):
+    """`lassi bad-ost --jobstats D`: Darshan's bad-OST test on job_stats' (job, OST) pairs
+    (no Darshan log) names the OST the simulator slowed, and only it, with the most negative
+    r; every OST's r and p equal scipy's pearsonr on the pairs worked out by hand from the
+    raw job_stats rows."""
+    from lassi.cli.main import main
+    from lassi.siox.ost_correlation import pearson
+    from lassi.tools.bad_ost import jobstats_bad_osts
+
+    wh = slow_ost_day
+    got = jobstats_bad_osts(wh, DATE).set_index("ost_name")
+    pairs = _pairs_by_hand(wh)
+    assert (pairs["target"] == SLOW_OST).sum() >= 2
+    checked = 0
+    for (fs, target), _g in pairs.groupby(["fs", "target"]):
+        on = pairs[pairs["fs"] == fs]
+        flag = (on["target"] == target).astype(float)
+        if flag.nunique() < 2 or on["x"].nunique() < 2:
+            continue
+        r, p = pearson(on["x"], flag)
+        # to 4 decimals: on a filesystem without a slow OST the rates differ only by the
+        # rounding of the µs sums, and r is noise near 0 there
+        assert got.loc[target, "coefficient"] == pytest.approx(r, abs=1e-4), target
+        assert got.loc[target, "p_value"] == pytest.approx(p, abs=1e-4), target
+        assert got.loc[target, "n_files"] == int(flag.sum())
+        checked += 1
+    assert checked >= 10
+    worst = got.sort_values("coefficient").iloc[0]
+    assert worst.name == SLOW_OST and worst["flagged"] and worst["coefficient"] < -0.5
+    # its jobs' requests there went at 15 % of their other OSTs' rate (the fault's factor)
+    assert worst["relative_rate"] == pytest.approx(0.15, rel=1e-3)
+    assert list(got.index[got["flagged"]]) == [SLOW_OST]
+    rc = main(["bad-ost", "--jobstats", DATE.isoformat(), "--warehouse", wh.root])
+    out = capsys.readouterr().out
+    assert rc == 0 and f"{SLOW_OST}" in out and "this OST looks unhealthy" in out
+    # one-line errors: neither logs nor --jobstats; a day without Lustre statistics
+    assert main(["bad-ost"]) == 1
+    assert main(["bad-ost", "--jobstats", "2017-10-12", "--warehouse", wh.root]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["lassi: error: give Darshan logs or --jobstats DATE (not both)",
+                   f"lassi: error: no Lustre statistics for 2017-10-12 in {wh.root}"]

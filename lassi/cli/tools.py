@@ -49,9 +49,13 @@ def add_commands(sub) -> None:
     add_site(lm)
     lm.set_defaults(func=cmd_archive_lmt)
 
-    bo = sub.add_parser("bad-ost", help="Darshan logs: which Lustre OST correlates with slow "
-                        "files (TOKIO darshan_bad_ost)")
-    bo.add_argument("logs", nargs="+", metavar="LOG", help="Darshan log files")
+    bo = sub.add_parser("bad-ost", help="Darshan logs (or a day's Lustre job_stats): which "
+                        "Lustre OST correlates with slow files (TOKIO darshan_bad_ost)")
+    bo.add_argument("logs", nargs="*", metavar="LOG", help="Darshan log files")
+    bo.add_argument("--jobstats", type=date_arg, default=None, metavar="D",
+                    help="no logs: the (job, OST) pairs of day D's Lustre job_stats in the "
+                         "warehouse (rate over the job's other OSTs)")
+    add_warehouse(bo)
     bo.add_argument("--json", action="store_true", help="the flagged OSTs as a JSON list")
     bo.add_argument("-p", "--p-value", type=float, default=0.05, dest="p_value",
                     help="flag only when the p-value is below this (default 0.05)")
@@ -160,7 +164,12 @@ def cmd_archive_lmt(args) -> int:
 
 
 def cmd_bad_ost(args) -> int:
-    """Correlate per-file performance with OSTs; print the flagged ones."""
+    """Correlate per-file (or per job and OST) performance with OSTs; print the flagged
+    ones."""
+    if (args.jobstats is None) == (not args.logs):
+        raise CliError("give Darshan logs or --jobstats DATE (not both)")
+    if args.jobstats is not None:
+        return _bad_ost_jobstats(args)
     for log in args.logs:
         if not Path(log).is_file():
             raise CliError(f"no such Darshan log: {log}")
@@ -170,6 +179,22 @@ def cmd_bad_ost(args) -> int:
 
     df = bad_osts(args.logs, args.p_value, args.correlation, args.fs, args.site_json)
     print(json.dumps(to_json(df), indent=2) if args.json else format_table(df))
+    return 0
+
+
+def _bad_ost_jobstats(args) -> int:
+    existing_warehouse(args.warehouse)
+    from lassi.tools.bad_ost import format_table, jobstats_bad_osts, to_json
+
+    wh = open_warehouse(args, "bad-ost")
+    if not wh.has("raw_lustre_stats", args.jobstats):
+        raise CliError(f"no Lustre statistics for {args.jobstats} in {wh.root}")
+    df = jobstats_bad_osts(wh, args.jobstats, args.p_value, args.correlation, args.fs)
+    if df.empty:
+        raise CliError(f"no job_stats with OST service times (read/write µs) on "
+                       f"{args.jobstats}: Lustre 2.12+ job_stats on the OSSes are needed")
+    print(json.dumps(to_json(df), indent=2) if args.json
+          else format_table(df, what="(job, OST) pair"))
     return 0
 
 

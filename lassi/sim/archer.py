@@ -53,7 +53,10 @@ class LustreCaptureWriter:
         self.write_exports = lustre_stats in ("exports", "both")
         self.write_jobs = lustre_stats in ("jobstats", "both")
         # job_stats entries: (target, job id) -> [counters, start_time, last I/O time]
+        # job_stats entries: (target, job id) -> [counters, created, last I/O, [read, write]
+        # service µs]
         self.jobs: dict[tuple[str, str], list] = {}
+        self.mult: np.ndarray | None = None   # capacity factors (faults) of the window flushed
         self.window = site.window_s
         self.files = DayFiles(Path(out) / "lustre", gz=gz)
         self.rng = rng
@@ -136,6 +139,8 @@ class LustreCaptureWriter:
         """Distribute every run's totals of the ended window over its nodes and targets."""
         if self.md_rng is not None:
             self._background_md(self.next_capture - self.window, self.next_capture)
+        if self.write_jobs and self.pending:
+            self.mult = self.engine._capacity(self.next_capture - self.window / 2)
         for run_no, vec in self.pending.items():
             run = self.runs[run_no]
             fs = self.site.fs(run.app.fs)
@@ -200,7 +205,7 @@ class LustreCaptureWriter:
 
     def _add(self, key: tuple[str, str], v: np.ndarray, size: int, run: Run) -> None:
         if self.write_jobs:
-            self._add_job((key[0], job_id_of(run)), v)
+            self._add_job((key[0], job_id_of(run)), v, size)
         if key[0] in self.totals:
             self.totals[key[0]] += v
         cur = self.state.get(key)
@@ -216,14 +221,25 @@ class LustreCaptureWriter:
                 mm[0], mm[1] = min(mm[0], size), max(mm[1], size)
         self.changed.add(key)
 
-    def _add_job(self, key: tuple[str, str], v: np.ndarray) -> None:
-        """A job's I/O on a target: its job_stats entry (a new one after a cleanup)."""
+    def _add_job(self, key: tuple[str, str], v: np.ndarray, size: int) -> None:
+        """A job's I/O on a target: its job_stats entry (a new one after a cleanup), with the
+        OST's service time of its requests (`_service_us`)."""
         entry = self.jobs.get(key)
         if entry is None:
-            self.jobs[key] = [v.copy(), self.now, self.now]
-        else:
-            entry[0] += v
-            entry[2] = self.now
+            entry = self.jobs[key] = [np.zeros_like(v), self.now, self.now, np.zeros(2)]
+        entry[0] += v
+        entry[2] = self.now
+        if v[IDX["read_ops"]] or v[IDX["write_ops"]]:
+            entry[3] += self._service_us(key[0], size) * np.array(
+                [v[IDX["read_ops"]], v[IDX["write_ops"]]], dtype=float)
+
+    def _service_us(self, target: str, size: int) -> float:
+        """µs an OST spends on one request of `size` bytes in the window being flushed: the
+        size at the OST's peak bandwidth, divided by its capacity factor (a slow OST's
+        fault), as its job_stats `read`/`write` counters sum it."""
+        res = self.engine.res
+        i = res.index[target]
+        return 1e6 * size / (res.bw[i] * float(self.mult[i]))
 
     def _job_stats(self, target: str, ts: float, mdt: bool) -> str:
         """`<family>.<target>.job_stats=` in the 2.14 YAML layout: the target's entries
@@ -233,22 +249,24 @@ class LustreCaptureWriter:
             del self.jobs[key]
         family = "mdt" if mdt else "obdfilter"
         lines = [f"{family}.{target}.job_stats=", "job_stats:"]
-        for (_, job), (v, started, _last) in sorted(
-                (k, e) for k, e in self.jobs.items() if k[0] == target):
+        for (_, job), (v, started, _last, us) in sorted(
+                ((k, e) for k, e in self.jobs.items() if k[0] == target), key=lambda ke: ke[0]):
             lines += [f"- job_id:          {job}", f"  snapshot_time:   {ts:.9f} secs.nsecs",
                       f"  start_time:      {started:.9f} secs.nsecs",
                       f"  elapsed_time:    {ts - started:.9f} secs.nsecs"]
             if mdt:
-                ops = [(LUSTRE_NAME[c], int(v[IDX[c]])) for c in MDS]
+                ops = [(LUSTRE_NAME[c], int(v[IDX[c]]), 0) for c in MDS]
             else:
                 for kind in ("read", "write"):
                     n, b = int(v[IDX[f"{kind}_ops"]]), int(v[IDX[f"{kind}_bytes"]])
                     lines.append(f"  {kind}_bytes:{'':<{10 - len(kind)}}{{ samples: {n:>11}, "
                                  f"unit: bytes, min: 0, max: 0, sum: {b:>16}, sumsq: 0, "
                                  "hist: { } }")
-                ops = [(name, int(v[IDX[c]])) for c, name in JOB_OSS_OPS.items()]
+                ops = [(kind, int(v[IDX[f"{kind}_ops"]]), int(round(t)))
+                       for kind, t in zip(("read", "write"), us, strict=True)]
+                ops += [(name, int(v[IDX[c]]), 0) for c, name in JOB_OSS_OPS.items()]
             lines += [f"  {name + ':':<17}{{ samples: {n:>11}, unit: usecs, min: 0, max: 0, "
-                      "sum: 0, sumsq: 0 }" for name, n in ops]
+                      f"sum: {t:>16}, sumsq: 0 }}" for name, n, t in ops]
         return "\n".join(lines) + "\n"
 
     def _capture(self, t: float) -> None:

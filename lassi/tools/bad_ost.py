@@ -1,8 +1,12 @@
 """`lassi bad-ost`: which Lustre OST slows a job down? (TOKIO's `darshan_bad_ost`, same
-method and answers; the statistics are lassi.siox.ost_correlation's.)"""
+method and answers; the statistics are lassi.siox.ost_correlation's.) Without Darshan logs,
+`jobstats_bad_osts` runs the same test on a day's Lustre job_stats: (job, OST) pairs
+instead of files."""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import re
 import sys
 from collections.abc import Iterable
@@ -59,8 +63,60 @@ def bad_osts(logs: list[str | Path], p_threshold: float = P_THRESHOLD,
     return out.sort_values(["coefficient", "ost_index"], na_position="last").reset_index(drop=True)
 
 
-def format_table(df: pd.DataFrame, c_warning: float = C_WARNING) -> str:
-    """The flagged OSTs as a readable table (pytokio's layout plus the OST index)."""
+MIN_EFFECT = 0.1     # job_stats: an OST flagged is >= 10 % slower (or faster) for its jobs
+
+
+def jobstats_bad_osts(wh, date: dt.date, p_threshold: float = P_THRESHOLD,
+                      c_threshold: float = C_THRESHOLD, fs: str | None = None,
+                      min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    """The Darshan test on job_stats (`sql/tools/jobstats_ost.sql`): per OST of the day,
+    Pearson's r between each (job, OST) pair's rate relative to the job's other OSTs and
+    "the pair is on this OST", with its two-sided p-value; `n_files` counts the OST's
+    pairs, `relative_rate` is their mean relative rate. Pearson's r does not see scale, so
+    an OST is flagged only when its relative rate is also `min_effect` away from 1 (rates
+    that differ by the rounding of the µs sums are not a slow OST). One row per OST, sorted
+    by r (NaN where every pair of the filesystem is on it, or the rates do not vary)."""
+    from lassi.core.sqltext import sql
+
+    wh.read("raw_lustre_stats", [date]).createOrReplaceTempView("jobstats_raw")
+    cond = "TRUE" if fs is None else f"fs = '{fs.replace(chr(39), '')}'"
+    sums = wh.spark.sql(sql("tools/jobstats_ost", fs_filter=cond)).toPandas()   # per OST
+    rows = []
+    for r in sums.itertuples():
+        coef, p = point_biserial(int(r.n_on), float(r.sd_on), int(r.n), float(r.sdd))
+        flagged = bool(p < p_threshold and abs(coef) > c_threshold       # False for NaN
+                       and abs(r.relative_rate - 1.0) >= min_effect)
+        rows.append((_ost_index(r.target), r.target, coef, p, int(r.n_on), flagged,
+                     float(r.relative_rate)))
+    out = pd.DataFrame(rows, columns=[*COLUMNS, "relative_rate"])
+    return out.sort_values(["coefficient", "ost_name"], na_position="last").reset_index(drop=True)
+
+
+def point_biserial(n_on: int, sd_on: float, n: int, sdd: float) -> tuple[float, float]:
+    """Pearson's r (and two-sided p) between values x and a 0/1 indicator, from sums of the
+    centred values d = x - mean(x): sd_on over the n_on values with the indicator, sdd (the
+    sum of d * d) over all n. What scipy's pearsonr gives on the same vectors."""
+    from scipy.stats import t as student
+
+    n_off = n - n_on
+    if n < 3 or n_on == 0 or n_off == 0 or not sdd > 0:
+        return math.nan, math.nan
+    r = max(-1.0, min(1.0, sd_on * math.sqrt(n / (n_on * n_off * sdd))))
+    if abs(r) == 1.0:
+        return r, 0.0
+    tstat = r * math.sqrt((n - 2) / (1 - r * r))
+    return r, float(2 * student.sf(abs(tstat), n - 2))
+
+
+def _ost_index(target: str) -> int:
+    """The OST index of a target name (`fs2-OST000e` -> 14)."""
+    m = re.search(r"OST([0-9a-fA-F]+)$", target)
+    return int(m.group(1), 16) if m else -1
+
+
+def format_table(df: pd.DataFrame, c_warning: float = C_WARNING, what: str = "file") -> str:
+    """The flagged OSTs as a readable table (pytokio's layout plus the OST index); `what`
+    the observations are (files of Darshan logs, job_stats' (job, OST) pairs)."""
     lines = [f"{'OST':>5} {'OST Name':<18} {'Correlation':>12} {'P-Value':>10}"]
     for r in df[df["flagged"]].itertuples():
         warn = ""
@@ -70,7 +126,7 @@ def format_table(df: pd.DataFrame, c_warning: float = C_WARNING) -> str:
         lines.append(f"{r.ost_index:>5} {r.ost_name:<18} {r.coefficient:>12.3f} "
                      f"{r.p_value:>10.4g}{warn}")
     if len(lines) == 1:
-        lines.append("(no OST correlates with file performance at these thresholds)")
+        lines.append(f"(no OST correlates with {what} performance at these thresholds)")
     return "\n".join(lines)
 
 
