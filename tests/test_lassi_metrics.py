@@ -279,3 +279,28 @@ def test_reingest_keeps_run_slowdown(spark, tmp_path):
     assert {k: r.slowdown for k, r in runs.items()} == {
         ("700.0", "slurm"): pytest.approx(1.5), ("700.1", "slurm"): pytest.approx(0.75),
         ("700.2", "slurm"): pytest.approx(0.75), ("700.3", "slurm"): 1.0}
+
+
+def test_a_day_without_commands_or_counters_has_no_slowdown_groups(warehouse):
+    """A Beacon site's day: runs whose job log names no launch command and no app_hour in
+    the period. The slowdown stage clears its partitions (a stale one goes) without
+    computing; once one run has a command it computes again: every run of the day gets a
+    row, and the commanded run alone is its group (slowdown 1)."""
+    site = load_site("archer")
+    runs = [run_row("J1", "J1", "beacon", [A], ts("01:00:00"), ts("02:00:00")),
+            run_row("J2", "J2", "beacon", [B], ts("03:00:00"), ts("03:30:00"))]
+    warehouse.write_rows(runs, "app_run", [D])
+    stale = run_row("S", "S", "beacon", [A], ts("05:00:00"), ts("06:00:00"))
+    warehouse.write_rows([{"app_id": "S", "source": "beacon", "runtime_s": 3600.0,
+                           "group_runs": None, "group_mean_s": None, "slowdown": None,
+                           "slowed": None, "risk_oss_sum": 0.0, "risk_mds_sum": 0.0,
+                           "date": D}], "run_slowdown", [D])
+    assert warehouse.has("run_slowdown", D)
+    msg = build_run_metrics(warehouse, site, D)
+    assert msg == "no launch commands and no LASSi counters for the day: no slowdown groups"
+    assert not warehouse.has("run_slowdown", D) and not warehouse.has("run_group", D)
+    warehouse.write_rows([*runs, {**stale, "command": "./s.exe -n 1"}], "app_run", [D])
+    assert build_run_metrics(warehouse, site, D).startswith("1 runs with a slowdown factor")
+    got = {r["app_id"]: r for r in warehouse.read("run_slowdown", [D]).collect()}
+    assert set(got) == {"J1", "J2", "S"}
+    assert got["S"]["slowdown"] == 1.0 and got["J1"]["slowdown"] is None

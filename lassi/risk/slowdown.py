@@ -36,9 +36,25 @@ def run_metrics(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     return df
 
 
+def nothing_to_group(wh: Warehouse, site: Site, date: dt.date) -> bool:
+    """True when the period has no app_hour (no LASSi counters: every risk sum is 0) and no
+    run that run_metrics reads has a launch command (no group, so no slowdown): a Beacon
+    site, whose job log names no command. One small Spark job at most."""
+    first, last = baseline_period(site, date)
+    if any(wh.has("app_hour", d) for d in days(first, last)):
+        return False
+    runs = wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last))
+    return runs.filter(F.col("command").isNotNull()).limit(1).count() == 0
+
+
 @scoped
 def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
     """Stage `slowdown`: run_slowdown of the date and the day before, and run_group."""
+    prev = date - dt.timedelta(days=1)
+    if nothing_to_group(wh, site, date):
+        wh.clear("run_group", [date])
+        wh.clear("run_slowdown", [prev, date])
+        return "no launch commands and no LASSi counters for the day: no slowdown groups"
     first, last = baseline_period(site, date)
     metrics = run_metrics(wh, site, date).localCheckpoint()
     metrics.createOrReplaceTempView("run_metrics")
@@ -46,7 +62,6 @@ def build_run_metrics(wh: Warehouse, site: Site, date: dt.date) -> str:
                               period_end=last.isoformat(), date=date.isoformat())
                         ).localCheckpoint()
     wh.write(groups, "run_group", [date])
-    prev = date - dt.timedelta(days=1)
     out = wh.spark.sql(sql("risk/run_slowdown", prev=prev.isoformat(), date=date.isoformat())
                        ).localCheckpoint()
     wh.write(out, "run_slowdown", [prev, date])

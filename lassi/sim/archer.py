@@ -52,9 +52,8 @@ class LustreCaptureWriter:
         self.site = site
         self.write_exports = lustre_stats in ("exports", "both")
         self.write_jobs = lustre_stats in ("jobstats", "both")
-        # job_stats entries: (target, job id) -> [counters, start_time, last I/O time]
-        # job_stats entries: (target, job id) -> [counters, created, last I/O, [read, write]
-        # service µs]
+        # job_stats entries: (target, job id) -> [counters, start_time, last I/O time,
+        # [read, write] service µs]
         self.jobs: dict[tuple[str, str], list] = {}
         self.mult: np.ndarray | None = None   # capacity factors (faults) of the window flushed
         self.window = site.window_s
