@@ -61,7 +61,9 @@ def add_commands(sub) -> None:
                     help="flag only when the p-value is below this (default 0.05)")
     bo.add_argument("-c", "--correlation", type=float, default=0.0,
                     help="flag only when |coefficient| is above this (default 0.0)")
-    bo.add_argument("--fs", default=None, help="Lustre name for OST names (e.g. snx11025)")
+    bo.add_argument("--fs", default=None,
+                    help="Lustre name (e.g. snx11025): of the Darshan logs' OSTs; with "
+                         "--jobstats, only that filesystem")
     bo.add_argument("--site-json", default=None,
                     help="pytokio site.json mapping mount points to Lustre names")
     bo.set_defaults(func=cmd_bad_ost)

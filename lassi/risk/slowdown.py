@@ -41,7 +41,7 @@ def nothing_to_group(wh: Warehouse, site: Site, date: dt.date) -> bool:
     run that run_metrics reads has a launch command (no group, so no slowdown): a Beacon
     site, whose job log names no command. One small Spark job at most."""
     first, last = baseline_period(site, date)
-    if any(wh.has("app_hour", d) for d in days(first, last)):
+    if set(wh.dates("app_hour")) & set(days(first, last)):
         return False
     runs = wh.read("app_run", days(first - dt.timedelta(days=MAX_RUN_DAYS), last))
     return runs.filter(F.col("command").isNotNull()).limit(1).count() == 0

@@ -139,7 +139,7 @@ class LustreCaptureWriter:
         if self.md_rng is not None:
             self._background_md(self.next_capture - self.window, self.next_capture)
         if self.write_jobs and self.pending:
-            self.mult = self.engine._capacity(self.next_capture - self.window / 2)
+            self.mult = self.engine.capacity(self.next_capture - self.window / 2)
         for run_no, vec in self.pending.items():
             run = self.runs[run_no]
             fs = self.site.fs(run.app.fs)

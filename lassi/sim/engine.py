@@ -248,7 +248,7 @@ class Engine:
                 seg.dur = seg.ops / seg.rate
 
     # --- one step ---------------------------------------------------------------------------
-    def _capacity(self, t: float) -> np.ndarray:
+    def capacity(self, t: float) -> np.ndarray:
         mult = np.ones(len(self.res))
         for f in self.faults:
             if f.start <= t < f.end:
@@ -324,7 +324,7 @@ class Engine:
             counts = np.zeros((len(io), N), dtype=np.int64)
             if io:
                 pos, res, load = self._demands(io)
-                mult = self._capacity(t)
+                mult = self.capacity(t)
                 util = np.bincount(res, weights=load, minlength=len(self.res)) / mult
                 factor = np.minimum(1.0, 1.0 / np.maximum(util, 1e-12))
                 speed = np.ones(len(io))

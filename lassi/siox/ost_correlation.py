@@ -31,6 +31,22 @@ def pearson(x: Iterable[float], y: Iterable[float]) -> tuple[float, float]:
     return float(r.statistic), float(r.pvalue)
 
 
+def point_biserial(n_on: int, sd_on: float, n: int, sdd: float) -> tuple[float, float]:
+    """Pearson's r (and two-sided p) between values x and a 0/1 indicator, from sums of the
+    centred values d = x - mean(x): sd_on over the n_on values with the indicator, sdd (the
+    sum of d * d) over all n. What scipy's pearsonr gives on the same vectors."""
+    from scipy.stats import t as student
+
+    n_off = n - n_on
+    if n < 3 or n_on == 0 or n_off == 0 or not sdd > 0:
+        return math.nan, math.nan
+    r = max(-1.0, min(1.0, sd_on * math.sqrt(n / (n_on * n_off * sdd))))
+    if abs(r) == 1.0:
+        return r, 0.0
+    tstat = r * math.sqrt((n - 2) / (1 - r * r))
+    return r, float(2 * student.sf(abs(tstat), n - 2))
+
+
 def file_performance(files: pd.DataFrame) -> pd.DataFrame:
     """One row per (log, file) of POSIX file rows (`darshan_file` columns): `performance`
     (bytes/s by the slowest rank) and `ost_ids` (the union over its LUSTRE records).

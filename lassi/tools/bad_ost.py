@@ -6,7 +6,6 @@ instead of files."""
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 import sys
 from collections.abc import Iterable
@@ -24,6 +23,7 @@ from lassi.siox.ost_correlation import (  # noqa: F401 - the tool's API
     ost_matrix,
     ost_name,
     pearson,
+    point_biserial,
 )
 
 
@@ -76,42 +76,22 @@ def jobstats_bad_osts(wh, date: dt.date, p_threshold: float = P_THRESHOLD,
     an OST is flagged only when its relative rate is also `min_effect` away from 1 (rates
     that differ by the rounding of the µs sums are not a slow OST). One row per OST, sorted
     by r (NaN where every pair of the filesystem is on it, or the rates do not vary)."""
+    from pyspark.sql import functions as F
+
     from lassi.core.sqltext import sql
 
-    wh.read("raw_lustre_stats", [date]).createOrReplaceTempView("jobstats_raw")
-    cond = "TRUE" if fs is None else f"fs = '{fs.replace(chr(39), '')}'"
-    sums = wh.spark.sql(sql("tools/jobstats_ost", fs_filter=cond)).toPandas()   # per OST
+    raw = wh.read("raw_lustre_stats", [date])
+    (raw if fs is None else raw.filter(F.col("fs") == fs)).createOrReplaceTempView("jobstats_raw")
+    sums = wh.spark.sql(sql("tools/jobstats_ost")).toPandas()   # one row per OST
     rows = []
     for r in sums.itertuples():
         coef, p = point_biserial(int(r.n_on), float(r.sd_on), int(r.n), float(r.sdd))
         flagged = bool(p < p_threshold and abs(coef) > c_threshold       # False for NaN
                        and abs(r.relative_rate - 1.0) >= min_effect)
-        rows.append((_ost_index(r.target), r.target, coef, p, int(r.n_on), flagged,
+        rows.append((int(r.ost_index), r.target, coef, p, int(r.n_on), flagged,
                      float(r.relative_rate)))
     out = pd.DataFrame(rows, columns=[*COLUMNS, "relative_rate"])
     return out.sort_values(["coefficient", "ost_name"], na_position="last").reset_index(drop=True)
-
-
-def point_biserial(n_on: int, sd_on: float, n: int, sdd: float) -> tuple[float, float]:
-    """Pearson's r (and two-sided p) between values x and a 0/1 indicator, from sums of the
-    centred values d = x - mean(x): sd_on over the n_on values with the indicator, sdd (the
-    sum of d * d) over all n. What scipy's pearsonr gives on the same vectors."""
-    from scipy.stats import t as student
-
-    n_off = n - n_on
-    if n < 3 or n_on == 0 or n_off == 0 or not sdd > 0:
-        return math.nan, math.nan
-    r = max(-1.0, min(1.0, sd_on * math.sqrt(n / (n_on * n_off * sdd))))
-    if abs(r) == 1.0:
-        return r, 0.0
-    tstat = r * math.sqrt((n - 2) / (1 - r * r))
-    return r, float(2 * student.sf(abs(tstat), n - 2))
-
-
-def _ost_index(target: str) -> int:
-    """The OST index of a target name (`fs2-OST000e` -> 14)."""
-    m = re.search(r"OST([0-9a-fA-F]+)$", target)
-    return int(m.group(1), 16) if m else -1
 
 
 def format_table(df: pd.DataFrame, c_warning: float = C_WARNING, what: str = "file") -> str:

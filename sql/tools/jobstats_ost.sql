@@ -1,7 +1,6 @@
 -- jobstats_ost: which OST served jobs slower than their other OSTs, from Lustre job_stats
 -- (`lassi bad-ost --jobstats`; TOKIO's darshan_bad_ost test on (job, OST) pairs).
--- Input view `jobstats_raw` (raw_lustre_stats of the day). Parameter: fs_filter (SQL
--- condition on `fs`, TRUE for every filesystem).
+-- Input view `jobstats_raw` (raw_lustre_stats of the day, of the filesystems asked for).
 -- Each job_stats entry of an OST holds cumulative bytes (`read_bytes`/`write_bytes` sums)
 -- and the OST's service time of them (`read`/`write` µs sums, Lustre 2.12+); an entry's
 -- last capture holds its totals, and an entry recreated after a cleanup is another
@@ -17,7 +16,7 @@ WITH c AS (
   SELECT job_id, fs, target, COALESCE(start_time, TIMESTAMP '1970-01-01 00:00:00') AS inc,
          counter, snapshot_time, `sum` AS v
   FROM jobstats_raw
-  WHERE kind = 'job' AND target LIKE '%-OST%' AND (${fs_filter})
+  WHERE kind = 'job' AND target LIKE '%-OST%'
     AND counter IN ('read_bytes', 'write_bytes', 'read', 'write')
 ),
 latest AS (
@@ -42,7 +41,9 @@ obs AS (
 kept AS (SELECT fs, target, x FROM obs WHERE job_osts >= 2),
 centred AS (SELECT fs, target, x, x - AVG(x) OVER (PARTITION BY fs) AS d FROM kept),
 tot AS (SELECT fs, COUNT(*) AS n, SUM(d * d) AS sdd FROM centred GROUP BY fs)
-SELECT c.fs, c.target, COUNT(*) AS n_on, SUM(c.d) AS sd_on, t.n, t.sdd,
+SELECT c.fs, c.target,
+       CAST(conv(regexp_extract(c.target, 'OST([0-9A-Fa-f]+)$$', 1), 16, 10) AS INT) AS ost_index,
+       COUNT(*) AS n_on, SUM(c.d) AS sd_on, t.n, t.sdd,
        AVG(c.x) AS relative_rate
 FROM centred c JOIN tot t ON c.fs = t.fs
 GROUP BY c.fs, c.target, t.n, t.sdd
