@@ -22,7 +22,7 @@ $(AIRFLOW_STAMP): $(STAMP)
 
 venv: $(STAMP)
 
-# tests/test_cluster.py: the Spark worker's Python, a bare virtualenv with only pyspark's
+# tests/spark_cluster.py: the Spark worker's Python, a bare virtualenv with only pyspark's
 # Python dependencies at the driver's versions (lassi reaches the executors as a wheel)
 WORKER_VENV := .venv-worker
 $(WORKER_VENV)/.installed: $(STAMP)

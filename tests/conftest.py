@@ -37,7 +37,7 @@ FAST_JVM = _fast_jvm()
 # The longest test files (measured with --durations), run first: `make test` spreads whole
 # files over the workers in collection order (--no-loadscope-reorder), so starting these
 # early lets the workers finish together.
-LONGEST_FIRST = ["test_airflow_dag.py", "test_io_phase.py", "test_cluster.py",
+LONGEST_FIRST = ["test_airflow_dag.py", "test_io_phase.py",
                  "test_components.py", "test_beacon_profile.py", "test_kill_rerun.py",
                  "test_beacon_ingest.py",
                  "test_stragglers.py",
@@ -211,7 +211,7 @@ def archer_day(spark, tmp_path_factory) -> SharedDay:
     """A 4-node ARCHER day (seed 3, no TOKIO sources) simulated, ingested in-process and run
     through every daily stage once per test run: the first worker that needs it builds it
     under a file lock, the others wait for it and reuse it. The clean run that
-    test_cluster, test_kill_rerun and test_job_window compare with."""
+    the DAG test (on a Spark cluster), test_kill_rerun and test_job_window compare with."""
     import fcntl
 
     from lassi.ingest.runner import ingest_raw

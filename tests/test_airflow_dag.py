@@ -12,6 +12,7 @@ import inspect
 import logging
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,9 @@ from unittest import mock
 import pandas as pd
 import pytest
 
-from tests.conftest import FAST_JVM
+from tests.conftest import C1_ONLY, FAST_JVM
+from tests.spark_cluster import cluster, table  # noqa: F401 - cluster: a fixture
+from tests.test_packaging import _venv, wheel  # noqa: F401 - wheel: a fixture
 
 REPO = Path(__file__).resolve().parents[1]
 DAGS = REPO / "airflow_dags"
@@ -211,26 +214,60 @@ def airflow_db(airflow):
     return airflow
 
 
+def _driver_venv(root: Path, whl: Path) -> Path:
+    """A virtualenv with the built wheel installed (tests/test_packaging._venv) and a
+    `bin/spark-submit` that runs pyspark's: what a site's lassi environment looks like to
+    the DAG ($LASSI_VENV)."""
+    from tests.spark_cluster import _spark_home
+
+    venv = _venv(root, whl)
+    submit = venv / "bin" / "spark-submit"
+    submit.write_text(f'#!/bin/sh\nexec "{_spark_home() / "bin" / "spark-submit"}" "$@"\n')
+    submit.chmod(0o755)
+    return venv
+
+
 @pytest.mark.slow
-def test_dag_test_runs_a_simulated_day(airflow_db, archer_day, tmp_path):
-    """dag.test() on the shared simulated ARCHER day (conftest.archer_day): every task
-    succeeds, the report exists, and every table equals the in-process run's."""
-    from tests.test_cluster import _table
+def test_dag_runs_the_day_on_a_spark_cluster(airflow_db, archer_day, cluster, wheel,  # noqa: F811
+                                             tmp_path):
+    """dag.test() of the daily DAG on the shared simulated ARCHER day (conftest.archer_day),
+    every task a `spark-submit --master spark://…` to a standalone cluster on loopback
+    (tests/spark_cluster.py), as a site deploys it (airflow_dags/README.md): the `lassi_spark`
+    connection names the master, the driver runs lassi from the built wheel ($LASSI_VENV),
+    the executors get the wheel through `--py-files` ($LASSI_SPARK_PY_FILES) and a bare
+    Python that has no lassi ($LASSI_SUBMIT_CONF). Every task succeeds, each application ran
+    on the worker with the wheel, the report exists, and every table equals the in-process
+    run's."""
+    url, bare, cluster_env = cluster
+    seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert seen.returncode == 1 and "No module named 'lassi'" in seen.stderr
+    venv = _driver_venv(tmp_path / "driver", wheel)
+    pyfiles = tmp_path / "lassi.zip"               # PySpark puts .zip (not .whl) on the path
+    shutil.copy(wheel, pyfiles)
 
     raw, wh, reports = archer_day.raw, tmp_path / "wh", tmp_path / "reports"
     env = {"LASSI_RAW": str(raw), "LASSI_WAREHOUSE": str(wh), "LASSI_REPORTS": str(reports),
            "LASSI_SITE": "archer", "LASSI_NODES": str(archer_day.nodes),
-           "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
+           "LASSI_VENV": str(venv), "LASSI_SPARK_PY_FILES": str(pyfiles),
+           "LASSI_SPARK_DRIVER_MEMORY": "1g", "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
+           "LASSI_SUBMIT_CONF": f"spark.pyspark.python={bare},spark.executor.memory=1g,"
+                                "spark.sql.shuffle.partitions=3,spark.ui.enabled=false,"
+                                f"spark.executor.extraJavaOptions={C1_ONLY}",
+           "LASSI_LOG_DIR": str(tmp_path / "logs"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_HOME": cluster_env["SPARK_HOME"], CONN_ENV: url,
            # Airflow creates no tasks for a (non-backfill) run dated before start_date
            "LASSI_START_DATE": DATE.isoformat()}
     assert archer_day.date == DATE
     with mock.patch.dict(os.environ, env):
-        os.environ.pop(CONN_ENV, None)              # no connection: must run local[*]
+        for k in ("LASSI_SPARK_MASTER", "LASSI_SPARK_CONF", "PYTHONPATH"):
+            os.environ.pop(k, None)                 # nothing that points back at the clone
         dag = _dagbag().dags["lassi_daily"]           # parsed now: defaults from env
         assert dag.params["raw_root"] == str(raw) and dag.params["nodes"] == archer_day.nodes
-        assert all(t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {FAST_JVM}"
-                   for t in dag.tasks)
         for t in dag.tasks:
+            assert t.conf["spark.driver.extraJavaOptions"] == f"-Duser.timezone=UTC {FAST_JVM}"
+            assert t.conf["spark.pyspark.driver.python"] == str(venv / "bin" / "python")
+            assert t.conf["spark.pyspark.python"] == str(bare)
             t.retries = 0                             # fail fast instead of waiting to retry
         dr = dag.test(logical_date=dt.datetime(DATE.year, DATE.month, DATE.day,
                                                tzinfo=dt.timezone.utc))
@@ -238,10 +275,16 @@ def test_dag_test_runs_a_simulated_day(airflow_db, archer_day, tmp_path):
     assert sorted(states) == sorted(dag.task_ids)
     assert states == {t: "success" for t in dag.task_ids}, states
     assert (reports / f"archer-{DATE.isoformat()}" / "index.html").exists(), "no report"
+    # one application per task, each run by the worker's executors with the wheel it was given
+    apps = list(Path(cluster_env["SPARK_WORKER_DIR"]).glob("app-*"))
+    assert len(apps) == len(dag.tasks) and all(any(a.rglob("lassi.zip")) for a in apps), apps
+
     clean = archer_day.warehouse
     tables = sorted(p.name for p in clean.iterdir() if not p.name.startswith("_"))
-    assert {"node_window", "app_hour", "fs_hour", "run_slowdown", "job_diagnosis"} <= set(tables)
+    assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
+            "run_slowdown", "job_diagnosis"} <= set(tables)
     assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
     for t in tables:
-        pd.testing.assert_frame_equal(_table(clean, t), _table(wh, t), check_dtype=False, obj=t)
-    assert _table(wh, "run_slowdown")["slowdown"].notna().any()
+        pd.testing.assert_frame_equal(table(clean, t), table(wh, t), check_dtype=False, obj=t)
+    assert table(wh, "run_slowdown")["slowdown"].notna().any()
+    assert not (wh / "_staging").exists() or not any((wh / "_staging").rglob("*.parquet"))

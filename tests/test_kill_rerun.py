@@ -25,7 +25,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from tests.conftest import FAST_JVM
-from tests.test_cluster import _table
+from tests.spark_cluster import table
 from tests.test_packaging import _env
 
 DATE = dt.date(2017, 10, 10)
@@ -95,7 +95,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
             "ingest_log", "data_check"} <= set(tables)
     assert set(tables) <= {p.name for p in clean.iterdir()}
     for t in tables:
-        pd.testing.assert_frame_equal(_table(clean, t), _table(wh, t), check_dtype=False,
+        pd.testing.assert_frame_equal(table(clean, t), table(wh, t), check_dtype=False,
                                       obj=t)
     leftovers = [p.name for p in wh.iterdir() if p.name.startswith("_")]
     assert leftovers in ([], ["_lock"]) and not any((wh / "_lock").iterdir()), leftovers

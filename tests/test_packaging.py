@@ -1,6 +1,6 @@
 """The wheel is the product: build it, install it into a fresh virtualenv outside the clone,
-and run `lassi simulate` -> `lassi ingest` from it (tests/test_cluster.py runs the daily
-stages from the same wheel, on a Spark cluster).
+and run `lassi simulate` -> `lassi ingest` from it (tests/test_airflow_dag.py runs the daily
+DAG from the same wheel, on a Spark cluster).
 
 The virtualenv gets its dependencies (pyspark, pandas, ...) from this interpreter's
 site-packages through a `.pth` file that lists those directories. A plain path line in a
@@ -165,7 +165,7 @@ def test_installed_wheel_runs_a_simulated_day(wheel, tmp_path):
     assert out.startswith("simulated ") and (raw / "truth.json").is_file()
     out = run(lassi, "ingest", "--raw", raw, "--date", DATE.isoformat(), *common)
     assert "lustre" in out
-    for table in ("raw_lustre_stats", "app_run"):    # the daily stages: tests/test_cluster.py
+    for table in ("raw_lustre_stats", "app_run"):    # the daily stages: tests/test_airflow_dag.py
         part = wh / table / f"date={DATE.isoformat()}"
         assert part.is_dir() and any(part.rglob("*.parquet")), table
     # a failure is still one line from the installed command (refused before Spark starts)

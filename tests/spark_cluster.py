@@ -1,20 +1,15 @@
-"""The same jobs on a Spark cluster: a standalone master and one worker started from
-pyspark's own `spark-class` on loopback run the day (`jobs/daily.py --raw`: ingest, then
-every stage) through `spark-submit --master spark://…`, and every table equals the local
-run's.
+"""A Spark standalone cluster on loopback for the tests: a master and one 2-core worker started
+from pyspark's own `spark-class` (tests/test_airflow_dag.py runs the daily DAG on it).
 
 The worker's Python is a bare virtualenv holding only pyspark's Python dependencies
 (pandas, pyarrow, numpy): lassi reaches the executors as on a real cluster, the built wheel
-shipped with `--py-files`. The driver runs from a virtualenv with the wheel installed
-(tests/test_packaging.py). The bare virtualenv is made once by `make test`
+shipped with `--py-files`. The bare virtualenv is made once by `make test`
 (`.venv-worker`), or here with pip when it is missing.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,10 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import C1_ONLY, FAST_JVM
-from tests.test_packaging import REPO, _env, _venv, wheel  # noqa: F401 - wheel: a fixture
-
-DATE = dt.date(2017, 10, 10)
+REPO = Path(__file__).resolve().parents[1]
 WORKER_VENV = REPO / ".venv-worker"
 # columns that say when a run happened, not what it found
 WHEN = {"ingested_at", "sent_at", "built_at", "generated_at"}
@@ -112,56 +104,9 @@ def cluster(tmp_path_factory):
                 p.kill()
 
 
-def _table(root: Path, table: str) -> pd.DataFrame:
+def table(root: Path, table: str) -> pd.DataFrame:
     """A table of a local warehouse, sorted, without the columns that date the run."""
     df = pd.read_parquet(root / table)
     df = df[[c for c in df.columns if c not in WHEN]]
     df = df.astype({c: str for c in df.columns if df[c].dtype == object})
     return df.sort_values(list(df.columns)).reset_index(drop=True)
-
-
-def test_cluster_run_equals_local_run(cluster, wheel, archer_day, tmp_path):  # noqa: F811
-    """The shared 4-node ARCHER day (conftest.archer_day: simulated, ingested and run in
-    this process) equals the same day run on the cluster from its raw files."""
-    url, bare, cluster_env = cluster
-    seen = subprocess.run([str(bare), "-c", "import lassi"], capture_output=True, text=True,
-                          cwd=tmp_path)
-    assert seen.returncode == 1 and "No module named 'lassi'" in seen.stderr
-    assert (archer_day.date, archer_day.nodes) == (DATE, 4)
-    raw, local = archer_day.raw, archer_day.warehouse
-
-    venv = _venv(tmp_path / "driver", wheel)
-    pyfiles = tmp_path / "lassi.zip"               # PySpark puts .zip (not .whl) on the path
-    shutil.copy(wheel, pyfiles)
-    env = {**_env(tmp_path), "SPARK_HOME": cluster_env["SPARK_HOME"],
-           "SPARK_LOCAL_IP": "127.0.0.1"}
-    env.pop("LASSI_SPARK_MASTER")
-    wh = tmp_path / "cluster"
-    common = ["--date", DATE.isoformat(), "--warehouse", str(wh), "--site", "archer",
-              "--nodes", "4"]
-    submit = [str(Path(cluster_env["SPARK_HOME"]) / "bin" / "spark-submit"), "--master", url,
-              "--py-files", str(pyfiles), "--conf", f"spark.pyspark.python={bare}",
-              "--conf", f"spark.pyspark.driver.python={venv / 'bin' / 'python'}",
-              "--driver-memory", "1g", "--executor-memory", "1g",
-              "--conf", "spark.sql.shuffle.partitions=3", "--conf", "spark.ui.enabled=false",
-              "--conf", f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}",
-              "--conf", f"spark.executor.extraJavaOptions={C1_ONLY}"]
-    # the whole day in one submission (`lassi run daily --raw`): ingest, then every stage
-    t = time.time()
-    p = subprocess.run([*submit, str(REPO / "jobs" / "daily.py"), "--raw", str(raw), *common],
-                       env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, f"daily.py failed:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
-    assert "lustre: " in p.stdout and "app_hour: " in p.stdout, p.stdout[-2000:]
-    print(f"daily.py --raw on the cluster: {time.time() - t:.0f} s")
-
-    tables = sorted(p.name for p in local.iterdir() if not p.name.startswith("_"))
-    assert {"raw_lustre_stats", "app_run", "node_window", "app_hour", "fs_hour",
-            "run_slowdown", "job_diagnosis"} <= set(tables)
-    assert sorted(p.name for p in wh.iterdir() if not p.name.startswith("_")) == tables
-    for t in tables:
-        a, b = _table(local, t), _table(wh, t)
-        pd.testing.assert_frame_equal(a, b, check_dtype=False, obj=t)
-    assert not (wh / "_staging").exists() or not any((wh / "_staging").rglob("*.parquet"))
-    # the executors ran on the worker, each application with the wheel it was given
-    apps = list((Path(cluster_env["SPARK_WORKER_DIR"])).glob("app-*"))
-    assert len(apps) == 1 and all(any(a.rglob("lassi.zip")) for a in apps), apps
