@@ -206,14 +206,25 @@ def _shared_root(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def _build_once(root: Path, name: str, build) -> None:
+    """Run build(folder) once per test run for every xdist worker: the first worker that
+    gets here builds `root/name` under a file lock, the others wait for it."""
+    import fcntl
+
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)          # released when the file closes
+        done = root / name / "done"
+        if not done.exists():
+            shutil.rmtree(root / name, ignore_errors=True)
+            build(root / name)
+            done.write_text("")
+
+
 @pytest.fixture(scope="session")
 def archer_day(spark, tmp_path_factory) -> SharedDay:
     """A 4-node ARCHER day (seed 3, no TOKIO sources) simulated, ingested in-process and run
-    through every daily stage once per test run: the first worker that needs it builds it
-    under a file lock, the others wait for it and reuse it. The clean run that
-    the DAG test (on a Spark cluster), test_kill_rerun and test_job_window compare with."""
-    import fcntl
-
+    through every daily stage once per test run (`_build_once`). The clean run that the DAG
+    test (on a Spark cluster), test_kill_rerun and test_job_window compare with."""
     from lassi.ingest.runner import ingest_raw
 
     from lassi.core.config import load_site
@@ -223,15 +234,80 @@ def archer_day(spark, tmp_path_factory) -> SharedDay:
 
     root = _shared_root(tmp_path_factory)
     day = SharedDay("archer", 4, ARCHER_DAY, root / "archer4" / "raw", root / "archer4" / "wh")
-    with open(root / "archer4.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)          # released when the file closes
-        done = root / "archer4" / "done"
-        if not done.exists():
-            shutil.rmtree(root / "archer4", ignore_errors=True)
-            site = load_site(day.site_name, nodes=day.nodes)
-            simulate(site, day.date, 1, 3, day.raw, tokio=False)
-            wh = Warehouse(spark, str(day.warehouse))
-            ingest_raw(spark, wh, site, day.raw, day.date)
-            list(run_daily(wh, site, day.date))
-            done.write_text("")
+
+    def build(_folder: Path) -> None:
+        site = load_site(day.site_name, nodes=day.nodes)
+        simulate(site, day.date, 1, 3, day.raw, tokio=False)
+        wh = Warehouse(spark, str(day.warehouse))
+        ingest_raw(spark, wh, site, day.raw, day.date)
+        list(run_daily(wh, site, day.date))
+
+    _build_once(root, "archer4", build)
     return day
+
+
+# --- a simulated TaihuLight history with full traces, shared the same way ---------------------
+TAIHULIGHT_DAY = dt.date(2018, 2, 25)
+# the only forwarding node of a 128-node TaihuLight at a fifth of its bandwidth, once a day
+TAIHULIGHT_FAULTS = ["fwd:fwd000:0.2:03:00-05:30", "fwd:fwd000:0.2:27:00-29:00"]
+
+
+@dataclass(frozen=True)
+class SharedHistory:
+    """Simulated days ingested (each simulated day and the next, where the last jobs end)
+    with `job_profile` and `io_phase` built for every ingested date after the first: read
+    it, never write it (copy the warehouse to change it)."""
+
+    site_name: str
+    nodes: int
+    dates: tuple[dt.date, ...]        # every ingested date
+    raw: Path
+    warehouse: Path
+    ingest_stats: dict                # date -> {source: ParseStats} of ingest_raw
+    phase_summaries: tuple[str, ...]  # build_io_phase's summary per date after the first
+
+    @property
+    def truth(self) -> dict:
+        import json
+
+        return json.loads((self.raw / "truth.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def taihulight_days(spark, tmp_path_factory) -> SharedHistory:
+    """Two days of a 128-node TaihuLight (one forwarding node, slowed to a fifth twice:
+    TAIHULIGHT_FAULTS; seed 7), every run traced: the Beacon layers, job profiles and I/O
+    phases that test_io_phase, test_beacon_profile and test_beacon_ingest check against the
+    simulator's truth, built once per test run (`_build_once`)."""
+    import pickle
+
+    from lassi.ingest.runner import ingest_raw
+
+    from lassi.beacon.io_phase import build_io_phase
+    from lassi.beacon.job_profile import build_job_profile
+    from lassi.core.config import load_site
+    from lassi.core.warehouse import Warehouse
+    from lassi.sim.runner import simulate
+
+    root = _shared_root(tmp_path_factory)
+    name, days = "taihulight128", 2
+    dates = tuple(TAIHULIGHT_DAY + dt.timedelta(days=k) for k in range(days + 1))
+    folder = root / name
+
+    def build(_folder: Path) -> None:
+        site = load_site("taihulight", nodes=128)
+        simulate(site, TAIHULIGHT_DAY, days, 7, folder / "raw", faults=TAIHULIGHT_FAULTS,
+                 traced_fraction=1.0)
+        wh = Warehouse(spark, str(folder / "wh"))
+        stats = {d: {s.source: s for s in ingest_raw(spark, wh, site, folder / "raw", d)}
+                 for d in dates}
+        summaries = []
+        for d in dates[1:]:
+            build_job_profile(wh, site, d)
+            summaries.append(build_io_phase(wh, site, d))
+        (folder / "built.pickle").write_bytes(pickle.dumps((stats, summaries)))
+
+    _build_once(root, name, build)
+    stats, summaries = pickle.loads((folder / "built.pickle").read_bytes())
+    return SharedHistory("taihulight", 128, dates, folder / "raw", folder / "wh", stats,
+                         tuple(summaries))

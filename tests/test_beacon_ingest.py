@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import json
 from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
@@ -498,24 +497,15 @@ def test_ingest_raw_hand_made(spark, warehouse, tmp_path, site):
 # --------------------------------------------------------------------------- simulated day
 
 
-SIM_NODES = 128
-
-
 @pytest.fixture(scope="module")
-def sim(spark, tmp_path_factory):
-    """A simulated taihulight day (every run traced), ingested for D and D+1 (seeded by D)."""
+def sim(spark, taihulight_days):
+    """conftest.taihulight_days: a simulated 128-node TaihuLight history (every run traced),
+    each date ingested seeded by the one before."""
     from lassi.core.warehouse import Warehouse
-    from lassi.sim.runner import simulate
 
-    site = load_site("taihulight", nodes=SIM_NODES)
-    raw = tmp_path_factory.mktemp("beacon_sim")
-    simulate(site, D, 1, 1, raw, faults=["none"], traced_fraction=1.0)
-    wh = Warehouse(spark, str(raw / "wh"))
-    stats = {}
-    for day in (D, D + dt.timedelta(days=1)):
-        stats[day] = {s.source: s for s in ingest_raw(spark, wh, site, raw, day)}
-    truth = json.loads((raw / "truth.json").read_text())
-    return wh, truth, stats
+    h = taihulight_days
+    assert h.dates[0] == D
+    return Warehouse(spark, str(h.warehouse)), h.truth, h.ingest_stats
 
 
 def _by_interval_day(df, *cols: str) -> dict[str, tuple]:
@@ -571,7 +561,7 @@ def test_sim_ost_bytes(sim):
     # counters start at zero with the simulation: a first sample's cumulative values are 0,
     # so leaving its delta null loses nothing (taking the value as delta would give the same)
     first = ost.filter(F.col("read_bytes_delta").isNull())
-    assert first.count() == len(load_site("taihulight", nodes=SIM_NODES).filesystems[0].osts)
+    assert first.count() == len(load_site("taihulight", nodes=128).filesystems[0].osts)
     assert first.agg(F.max(F.col("read_bytes") + F.col("write_bytes"))).first()[0] == 0
     got = _by_interval_day(ost, "read_bytes_delta", "write_bytes_delta")
     assert _nonzero(got) == _truth(truth, "ost")
@@ -582,7 +572,7 @@ def test_sim_forwarding_bytes(sim):
     bytes ≈ RPCs × pages_per_rpc × 4 KiB. Per RPC that is off by less than 1 page (a
     request's last page may be partial) plus ½ page (pages_per_rpc is rounded), so the
     day's read+write total must lie within 1.5 pages per RPC of the truth (0.03 % off on a
-    1,024-node day, 1.7 % on the small second day here); read and write cannot be split
+    1,024-node day, more on a small last day); read and write cannot be split
     exactly, as pages_per_rpc averages both.
     The first sample of a forwarding node's first day has no delta: it counts everything
     since the counters started, which is when the simulation started. RPC counts are
@@ -644,7 +634,8 @@ def test_job_log_listing_nodes_by_ip_is_named_through_the_site(warehouse, tmp_pa
     assert rows["8"].nodes == ["cn00004", "cn00005"]
 
 
-def test_trace_ips_the_site_does_not_know_are_a_loud_warning(sim, spark, tmp_path):
+def test_trace_ips_the_site_does_not_know_are_a_loud_warning(sim, taihulight_days, spark,
+                                                               tmp_path):
     """The day's own site: every trace line's IP is a compute node's (check found nothing).
     A site whose compute IPs start elsewhere (`ip_offset`), as a wrong conf/ would: every
     line is counted, one warning line says so (counts from the raw files)."""
@@ -654,14 +645,14 @@ def test_trace_ips_the_site_does_not_know_are_a_loud_warning(sim, spark, tmp_pat
     from lassi.core.warehouse import Warehouse
 
     wh, _, _ = sim
-    raw = Path(wh.root).parent
+    raw = taihulight_days.raw
     files = sorted((raw / "beacon" / "lwfs-client").glob(f"*/{D}.log"))
     lines = sum(1 for f in files for x in f.read_text().splitlines() if x.strip())
     checks = {r["source"]: r for r in wh.read("data_check", [D]).collect()}
     assert (checks["lwfs-client"]["n_bad"], checks["lwfs-client"]["n_total"]) == (0, lines)
     assert checks["scheduler"]["n_bad"] == 0 and checks["lwfs-client"]["warning"] is None
 
-    site = load_site("taihulight", nodes=SIM_NODES)
+    site = load_site("taihulight", nodes=taihulight_days.nodes)
     data = copy.deepcopy(site.data)
     data["compute"]["ip_offset"] = 8192                    # IPs from 20.0.32.0
     shifted = Site(data, "shifted.yaml")

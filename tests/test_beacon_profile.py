@@ -1,47 +1,33 @@
-"""Per-job profiles of a simulated TaihuLight day against the simulator's truth (issue #4.5).
+"""Per-job profiles of a simulated TaihuLight history against the simulator's truth (issue #4.5).
 
-The day is simulated with every job traced, ingested (the day and the next, where the last
-jobs end), and profiled by the `job_profile` stage of the next day, which (re)profiles the
-jobs that started on both days. Truth per run: read/write bytes, `bandwidth.peak_Bps` (the
-largest one-second volume), `bandwidth.mean_Bps` (bytes over the seconds of its I/O
+The history is conftest.taihulight_days: two days of a 128-node TaihuLight with every job
+traced, ingested (both days and the next, where the last jobs end) and profiled by the
+`job_profile` stage of each date after the first, which (re)profiles the jobs that started
+on the day before and on that date. Truth per run: read/write bytes, `bandwidth.peak_Bps`
+(the largest one-second volume), `bandwidth.mean_Bps` (bytes over the seconds of its I/O
 segments) and the archetype's I/O mode.
 """
 
-import datetime as dt
-import json
-
 import pytest
-from lassi.ingest.runner import ingest_raw
 from pyspark.sql import functions as F
 
-from lassi.beacon.job_profile import build_job_profile
 from lassi.core.config import load_site
-from lassi.sim.runner import simulate
-
-DATE = dt.date(2018, 2, 25)
-NEXT = DATE + dt.timedelta(days=1)
+from lassi.core.warehouse import Warehouse
 
 
 @pytest.fixture(scope="module")
-def profiled(spark, tmp_path_factory):
-    from lassi.core.warehouse import Warehouse
-
-    site = load_site("taihulight", nodes=256)
-    raw = tmp_path_factory.mktemp("raw")
-    simulate(site, DATE, 1, 5, raw, traced_fraction=1.0)
-    wh = Warehouse(spark, str(tmp_path_factory.mktemp("wh")))
-    for d in (DATE, NEXT):
-        ingest_raw(spark, wh, site, raw, d)
-    summary = build_job_profile(wh, site, NEXT)
-    truth = json.loads((raw / "truth.json").read_text())
-    jobs = wh.read("job_summary", [DATE, NEXT]).toPandas().set_index("job_id")
-    return site, wh, truth, jobs, summary
+def profiled(spark, taihulight_days):
+    h = taihulight_days
+    site = load_site(h.site_name, nodes=h.nodes)
+    wh = Warehouse(spark, str(h.warehouse))
+    jobs = wh.read("job_summary", list(h.dates)).toPandas().set_index("job_id")
+    return site, wh, h.truth, jobs, h
 
 
 def test_every_job_is_profiled(profiled):
-    _, _, truth, jobs, summary = profiled
+    _, _, truth, jobs, _ = profiled
     assert {r["job_id"] for r in truth["runs"]} == set(jobs.index)
-    assert "jobs" in summary
+    assert len(jobs) == jobs.index.nunique()          # each job profiled once
 
 
 def test_bytes_are_exact(profiled):
@@ -90,8 +76,8 @@ def test_layers_of_a_lone_job_agree(profiled):
     """A job alone on its forwarding nodes in every minute it does I/O (share 1): its
     forwarding and OST layers carry exactly its compute bytes (none of the simulated
     archetypes that are alone here amplify reads)."""
-    _, wh, truth, _, _ = profiled
-    ts = wh.read("job_timeseries", [DATE, NEXT])
+    _, wh, truth, _, h = profiled
+    ts = wh.read("job_timeseries", list(h.dates))
     ts.createOrReplaceTempView("ts")
     lone = wh.spark.sql("""
         SELECT job_id, layer, SUM(read_bytes) AS r, SUM(write_bytes) AS w
@@ -115,8 +101,8 @@ def test_layers_of_a_lone_job_agree(profiled):
 def test_shared_forwarding_load_is_split_whole(profiled):
     """Every traced request is some job's: per forwarding node and minute with data, the
     jobs' shares add up to 1 (Beacon's split by compute-side throughput)."""
-    _, wh, _, _, _ = profiled
-    sums = (wh.read("job_timeseries", [DATE, NEXT]).where("layer = 'forwarding'")
+    _, wh, _, _, h = profiled
+    sums = (wh.read("job_timeseries", list(h.dates)).where("layer = 'forwarding'")
             .groupBy("component", "ts").agg(F.sum("share").alias("s"),
                                             F.sum("read_bytes").alias("r"),
                                             F.sum("write_bytes").alias("w"))
@@ -127,19 +113,32 @@ def test_shared_forwarding_load_is_split_whole(profiled):
 
 def test_daily_report_of_a_beacon_site(profiled, tmp_path):
     """The whole Beacon day in the report: system views, top jobs and trace compression."""
+    import shutil
+
     from lassi.beacon.system_views import build_system_views
     from lassi.beacon.trace_merge import build_trace_merged
     from lassi.report.daily import write_daily_report
 
-    site, wh, truth, jobs, _ = profiled
-    assert "lossless" in build_trace_merged(wh, site, DATE)
-    build_system_views(wh, site, DATE)
-    index = write_daily_report(wh, site, DATE, DATE, tmp_path)
+    site, shared, truth, jobs, h = profiled
+    shutil.copytree(shared.root, tmp_path / "wh")      # the shared history stays read-only
+    wh = Warehouse(shared.spark, str(tmp_path / "wh"))
+    day = h.dates[0]
+    assert "lossless" in build_trace_merged(wh, site, day)
+    build_system_views(wh, site, day)
+    index = write_daily_report(wh, site, day, day, tmp_path / "report")
     page = index.read_text()
     for title in ("Beacon system views", "Top 20 jobs by volume", "Trace compression",
                   "I/O modes"):
         assert title in page
-    biggest = max((r for r in truth["runs"] if r["start"].startswith(DATE.isoformat())),
+    biggest = max((r for r in truth["runs"] if r["start"].startswith(day.isoformat())),
                   key=lambda r: r["bandwidth"]["bytes"])
     assert f">{biggest['job_id']}<" in page
-    assert len(list(index.parent.rglob("*.png"))) == 5
+    # the five Beacon system views; one phase figure per abnormal job of the day, worst first
+    from lassi.report.anomaly import FIGURES
+
+    views = {p.stem for p in index.parent.rglob("*.png") if not p.stem.startswith("phases_")}
+    assert views == {"layer_volume", "mds_source", "fwd_load", "job_bw_iops", "ost_util"}
+    abnormal = set(wh.read("anomaly", [day]).toPandas()["job_id"])
+    drawn = {p.stem.removeprefix("phases_") for p in index.parent.rglob("phases_*.png")}
+    assert abnormal and drawn <= abnormal and len(drawn) == min(len(abnormal), FIGURES)
+    assert len(list(index.parent.rglob("*.png"))) == 5 + len(drawn)

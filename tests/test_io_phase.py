@@ -8,7 +8,6 @@ node, scored against truth.
 """
 
 
-import datetime as dt
 import json
 
 import numpy as np
@@ -232,41 +231,26 @@ def test_truth_abnormal_phases_relative_to_the_apps_usual_pace():
 
 # --- (d) a simulated TaihuLight history with a slow forwarding node ------------------------
 
-DATE = dt.date(2018, 2, 25)
-SIM_DAYS = 2
-# the only forwarding node of a 128-node TaihuLight at a fifth of its bandwidth, once a day
-FAULTS = ["fwd:fwd000:0.2:03:00-05:30", "fwd:fwd000:0.2:27:00-29:00"]
-# Measured on this history (seed 7): two-stage P 0.94 R 0.98 F1 0.96; the one-stage
+# conftest.taihulight_days: two days of a 128-node TaihuLight whose only forwarding node is
+# at a fifth of its bandwidth once a day (TAIHULIGHT_FAULTS), seed 7.
+# Measured on this history: two-stage P 0.94 R 0.98 F1 0.96; the one-stage
 # baseline (dbscan_one_stage eps 0.05, min_samples 5) P 0.56 R 0.70 F1 0.62.
 F1_TWO_STAGE = 0.9
 
 
 @pytest.fixture(scope="module")
-def simulated(spark, tmp_path_factory):
-    from lassi.ingest.runner import ingest_raw
-
-    from lassi.beacon.io_phase import build_io_phase
-    from lassi.beacon.job_profile import build_job_profile
+def simulated(spark, taihulight_days):
     from lassi.core.config import load_site
     from lassi.core.warehouse import Warehouse
     from lassi.evaluate.phases import evaluate_phases
-    from lassi.sim.runner import simulate
 
-    site = load_site("taihulight", nodes=128)
-    raw = tmp_path_factory.mktemp("raw")
-    simulate(site, DATE, SIM_DAYS, 7, raw, faults=FAULTS, traced_fraction=1.0)
-    wh = Warehouse(spark, str(tmp_path_factory.mktemp("wh")))
-    dates = [DATE + dt.timedelta(days=k) for k in range(SIM_DAYS + 1)]
-    for d in dates:
-        ingest_raw(spark, wh, site, raw, d)
-    summaries = []
-    for d in dates[1:]:
-        build_job_profile(wh, site, d)
-        summaries.append(build_io_phase(wh, site, d))
-    truth = json.loads((raw / "truth.json").read_text())
-    scores = evaluate_phases(wh, truth, DATE, dates[-2])
+    h = taihulight_days
+    site = load_site(h.site_name, nodes=h.nodes)
+    wh = Warehouse(spark, str(h.warehouse))
+    truth, dates = h.truth, list(h.dates)
+    scores = evaluate_phases(wh, truth, dates[0], dates[-2])
     print("io_phase evaluation:", json.dumps(scores))
-    return site, wh, truth, scores, summaries, dates
+    return site, wh, truth, scores, list(h.phase_summaries), dates
 
 
 def test_phases_are_the_truth_phases(simulated):
@@ -302,10 +286,15 @@ def test_anomaly_rows_agree_with_io_phase(simulated):
     assert vec.map(lambda v: len(v) == 20 and abs(sum(v) - 1) < 1e-9).all()
 
 
-def test_rerun_is_idempotent(simulated):
-    from lassi.beacon.io_phase import build_io_phase
+def test_rerun_is_idempotent(simulated, tmp_path):
+    import shutil
 
-    site, wh, _, _, _, dates = simulated
+    from lassi.beacon.io_phase import build_io_phase
+    from lassi.core.warehouse import Warehouse
+
+    site, shared, _, _, _, dates = simulated
+    shutil.copytree(shared.root, tmp_path / "wh")      # the shared history stays read-only
+    wh = Warehouse(shared.spark, str(tmp_path / "wh"))
     before = wh.read("io_phase", dates).toPandas().sort_values(["job_id", "phase_no"])
     build_io_phase(wh, site, dates[-1])
     after = wh.read("io_phase", dates).toPandas().sort_values(["job_id", "phase_no"])
