@@ -452,3 +452,35 @@ def test_bad_ost_from_job_stats_names_the_slow_ost(slow_ost_day, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["lassi: error: give Darshan logs or --jobstats DATE (not both)",
                    f"lassi: error: no Lustre statistics for 2017-10-12 in {wh.root}"]
+
+
+def test_why_names_the_slow_ost_from_job_stats(slow_ost_day):
+    """No Darshan log and no causal path (job_stats only): `why` names the OST the day's
+    job_stats test flags for each job it served at the slowed rate, with the extra OST
+    service time of the job's requests there as its lost time (service_s × (1 − x), at most
+    the runtime), worked out by hand from the raw job_stats rows; a job that did not use it
+    gets no such cause."""
+    from lassi.pipeline.daily import stage_fn
+    from lassi.tools.why import diagnose
+
+    wh = slow_ost_day
+    site = load_site("archer", nodes=4)
+    stage_fn("job_window")(wh, site, DATE)               # maps job_stats ids to PBS jobs
+    pairs = _pairs_by_hand(wh)
+    jobs = {r["job_id"] for r in wh.read("app_run", [DATE]).select("job_id").collect()}
+    slow = pairs[(pairs["target"] == SLOW_OST) & (pairs["job_id"].isin(jobs))]
+    assert len(slow) >= 2 and (slow["x"] < 0.5).all()
+    for r in slow.itertuples():
+        d = diagnose(wh, site, r.job_id, DATE)
+        extra = min(r.usecs / 1e6 * (1 - r.x), d.runtime_s)
+        assert extra > 0
+        first = d.causes[0]
+        assert (first.kind, first.name) == ("component", SLOW_OST), d.causes
+        assert first.lost_s == pytest.approx(extra, rel=1e-6)
+        assert d.lost_s == pytest.approx(extra, rel=1e-6) and first.share == pytest.approx(1.0)
+        assert f"at {r.x:.2f}x the rate of its other OSTs in Lustre job_stats" in first.evidence
+        assert "lfs setstripe" in first.recommendation
+    others = sorted((jobs & set(pairs["job_id"])) - set(slow["job_id"]))
+    assert others
+    for job in others[:2]:
+        assert SLOW_OST not in {c.name for c in diagnose(wh, site, job, DATE).causes}

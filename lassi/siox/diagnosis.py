@@ -42,6 +42,7 @@ from lassi.core.schemas.common import field
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
 from lassi.core.warehouse import Warehouse, days
+from lassi.siox.jobstats_ost import slow_ost_pairs
 
 MAX_SHARED_NEIGHBOURS = 5       # neighbours named per job on busy Lustre targets
 
@@ -133,6 +134,10 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
         osts = wh.spark.createDataFrame([], DARSHAN_OST)
     darshan.createOrReplaceTempView("dg_darshan")
     osts.createOrReplaceTempView("dg_darshan_ost")
+    # OSTs the day's Lustre job_stats flag as slow, where they served the job slower
+    slow_ost_pairs(wh, date, site.settings.tokio.p_value, dg.slow_ost_r) \
+        .join(ids, "job_id", "left_semi").localCheckpoint() \
+        .createOrReplaceTempView("dg_jobstats_ost")
     # the jobs with their lost time: read by most CTEs of the diagnosis, computed once
     wh.spark.sql(sql("siox/steps/diagnosis_lost")).localCheckpoint() \
         .createOrReplaceTempView("dg_job")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lassi.siox.jobstats_ost import MIN_EFFECT, ost_test
 from lassi.siox.ost_correlation import (  # noqa: F401 - the tool's API
     C_THRESHOLD,
     C_WARNING,
@@ -23,7 +24,6 @@ from lassi.siox.ost_correlation import (  # noqa: F401 - the tool's API
     ost_matrix,
     ost_name,
     pearson,
-    point_biserial,
 )
 
 
@@ -63,35 +63,12 @@ def bad_osts(logs: list[str | Path], p_threshold: float = P_THRESHOLD,
     return out.sort_values(["coefficient", "ost_index"], na_position="last").reset_index(drop=True)
 
 
-MIN_EFFECT = 0.1     # job_stats: an OST flagged is >= 10 % slower (or faster) for its jobs
-
-
 def jobstats_bad_osts(wh, date: dt.date, p_threshold: float = P_THRESHOLD,
                       c_threshold: float = C_THRESHOLD, fs: str | None = None,
                       min_effect: float = MIN_EFFECT) -> pd.DataFrame:
-    """The Darshan test on job_stats (`sql/tools/jobstats_ost.sql`): per OST of the day,
-    Pearson's r between each (job, OST) pair's rate relative to the job's other OSTs and
-    "the pair is on this OST", with its two-sided p-value; `n_files` counts the OST's
-    pairs, `relative_rate` is their mean relative rate. Pearson's r does not see scale, so
-    an OST is flagged only when its relative rate is also `min_effect` away from 1 (rates
-    that differ by the rounding of the µs sums are not a slow OST). One row per OST, sorted
-    by r (NaN where every pair of the filesystem is on it, or the rates do not vary)."""
-    from pyspark.sql import functions as F
-
-    from lassi.core.sqltext import sql
-
-    raw = wh.read("raw_lustre_stats", [date])
-    (raw if fs is None else raw.filter(F.col("fs") == fs)).createOrReplaceTempView("jobstats_raw")
-    sums = wh.spark.sql(sql("tools/jobstats_ost")).toPandas()   # one row per OST
-    rows = []
-    for r in sums.itertuples():
-        coef, p = point_biserial(int(r.n_on), float(r.sd_on), int(r.n), float(r.sdd))
-        flagged = bool(p < p_threshold and abs(coef) > c_threshold       # False for NaN
-                       and abs(r.relative_rate - 1.0) >= min_effect)
-        rows.append((int(r.ost_index), r.target, coef, p, int(r.n_on), flagged,
-                     float(r.relative_rate)))
-    out = pd.DataFrame(rows, columns=[*COLUMNS, "relative_rate"])
-    return out.sort_values(["coefficient", "ost_name"], na_position="last").reset_index(drop=True)
+    """The Darshan test on a day's job_stats (lassi.siox.jobstats_ost.ost_test): one row per
+    OST, sorted by r."""
+    return ost_test(wh, date, p_threshold, c_threshold, fs, min_effect)
 
 
 def format_table(df: pd.DataFrame, c_warning: float = C_WARNING, what: str = "file") -> str:

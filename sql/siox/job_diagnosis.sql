@@ -7,7 +7,8 @@
 -- app_hour rows: LASSi counters, the pattern evidence of a job without a Beacon profile),
 -- `dg_anomaly` (component_anomaly of the days), `dg_darshan` (siox/steps/darshan_io.sql:
 -- their Darshan access patterns), `dg_darshan_ost` (the OSTs whose files were slower in their
--- Darshan logs, lassi.siox.ost_correlation.slow_osts). Parameters: the `diagnosis:` settings
+-- Darshan logs, lassi.siox.ost_correlation.slow_osts), `dg_jobstats_ost` (the OSTs the day's
+-- Lustre job_stats flag that served them slower, lassi.siox.jobstats_ost). Parameters: the `diagnosis:` settings
 -- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
 -- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the
 -- Darshan small-request limit in words), single_fwd (TRUE: the site has one forwarding
@@ -15,8 +16,10 @@
 -- faults judged on the runs), high_mdops, size_edges and darshan_edges (SQL arrays), md_sum
 -- (the sum of the MDS counters), date.
 -- Causes:
---   component  pinpointed faults on the path (their lost_s) and OSTs whose files were slower
---              in the job's Darshan log (the longest file time on it - elsewhere);
+--   component  pinpointed faults on the path (their lost_s), OSTs whose files were slower
+--              in the job's Darshan log (the longest file time on it - elsewhere) and OSTs
+--              the day's job_stats flag that served the job slower than its other OSTs (the
+--              extra service time of its requests there, at most its runtime);
 --   neighbour  Beacon interference neighbours share the path's load part by bandwidth
 --              (no path: half of what no component explains, marked weak); on export
 --              statistics the jobs loading the busy targets it used, by their share there
@@ -81,10 +84,27 @@ darshan_causes AS (
            AS recommendation
   FROM dost WHERE lost_s > 0
 ),
-comp_causes AS (      -- one cause per component: the path's evidence before Darshan's
+jobstats_causes AS (
+  SELECT o.job_id, 'component' AS kind, o.ost_name AS name,
+         LEAST(o.service_s * (1 - o.x), COALESCE(j.runtime_s, o.service_s)) AS lost_s, 2 AS src,
+         concat('OST ', o.ost_name, ' served its requests at ', format_number(o.x, 2),
+                'x the rate of its other OSTs in Lustre job_stats (',
+                format_number(o.bytes / 1048576.0, 1), ' MiB in ',
+                format_number(o.service_s, 1), ' s of OST service time); across the jobs of',
+                ' the day its pairs were the slow ones (Pearson r ',
+                format_number(o.coefficient, 2), ' over ', CAST(o.n_total AS STRING),
+                ' job-OST pairs, ', CAST(o.n_pairs AS STRING), ' on it, p ',
+                format_string('%.1g', o.p_value), ')') AS evidence,
+         'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
+           AS recommendation
+  FROM dg_jobstats_ost o JOIN job j ON j.job_id = o.job_id
+  WHERE o.service_s * (1 - o.x) > 0
+),
+comp_causes AS (      -- one cause per component: the path's evidence, Darshan's, job_stats'
   SELECT job_id, kind, name, lost_s, evidence, recommendation FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id, name ORDER BY src) AS k
-    FROM (SELECT * FROM path_causes UNION ALL SELECT * FROM darshan_causes))
+    FROM (SELECT * FROM path_causes UNION ALL SELECT * FROM darshan_causes
+          UNION ALL SELECT * FROM jobstats_causes))
   WHERE k = 1
 ),
 ctot AS (
