@@ -455,8 +455,9 @@ def test_bad_ost_from_job_stats_names_the_slow_ost(slow_ost_day, capsys):
 
 
 def test_why_names_the_slow_ost_from_job_stats(slow_ost_day):
-    """No Darshan log and no causal path (job_stats only): `why` names the OST the day's
-    job_stats test flags for each job it served at the slowed rate, with the extra OST
+    """No Darshan log and no causal path (job_stats only): the `job_diagnosis` stage, and
+    `why` from it, name the OST the day's job_stats test flags for each job it served at
+    the slowed rate, with the extra OST
     service time of the job's requests there as its lost time (service_s × (1 − x), at most
     the runtime), worked out by hand from the raw job_stats rows; a job that did not use it
     gets no such cause."""
@@ -466,6 +467,7 @@ def test_why_names_the_slow_ost_from_job_stats(slow_ost_day):
     wh = slow_ost_day
     site = load_site("archer", nodes=4)
     stage_fn("job_window")(wh, site, DATE)               # maps job_stats ids to PBS jobs
+    assert "lost time" in stage_fn("job_diagnosis")(wh, site, DATE)   # what `why` reads
     pairs = _pairs_by_hand(wh)
     jobs = {r["job_id"] for r in wh.read("app_run", [DATE]).select("job_id").collect()}
     slow = pairs[(pairs["target"] == SLOW_OST) & (pairs["job_id"].isin(jobs))]
