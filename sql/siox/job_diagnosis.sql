@@ -1,20 +1,18 @@
 -- job_diagnosis: why each job was slow, and what should be done (issue #14; the logic of
 -- `lassi why`, lassi.siox.diagnosis). Ranked causes per job with the share of its lost time.
 -- Inputs: views `dg_job` (siox/steps/diagnosis_lost.sql: the jobs to explain, with runtime,
--- slowdown and lost time), `dg_path` (their job_path rows), `dg_interference`
--- (their interference rows), `dg_shared` (siox/steps/diagnosis_shared.sql: their neighbours
--- on busy Lustre targets, sites with export statistics), `dg_summary` (their job_summary rows), `dg_app_hour` (their
--- app_hour rows: LASSi counters, the pattern evidence of a job without a Beacon profile),
--- `dg_anomaly` (component_anomaly of the days), `dg_darshan` (siox/steps/darshan_io.sql:
--- their Darshan access patterns), `dg_darshan_ost` (the OSTs whose files were slower in their
--- Darshan logs, lassi.siox.ost_correlation.slow_osts), `dg_jobstats_ost` (the OSTs the day's
--- Lustre job_stats flag that served them slower, lassi.siox.jobstats_ost). Parameters: the `diagnosis:` settings
+-- slowdown and lost time), `dg_comp` (siox/steps/diagnosis_comp.sql: the components on
+-- their paths that lost them time), `dg_comp_causes` (siox/steps/diagnosis_comp_causes.sql:
+-- their component causes), `dg_nb_causes` (siox/steps/diagnosis_neighbours.sql: their
+-- neighbour causes), `dg_summary` (their job_summary rows), `dg_app_hour` (their app_hour
+-- rows: LASSi counters, the pattern evidence of a job without a Beacon profile), `dg_darshan`
+-- (siox/steps/darshan_io.sql: their Darshan access patterns). The steps are materialised
+-- one by one: each is read several times here, and one SQL over all of them planned ~50
+-- Spark jobs. Parameters: the `diagnosis:` settings
 -- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
 -- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the
 -- Darshan small-request limit in words), single_fwd (TRUE: the site has one forwarding
--- node), export_path (TRUE: the site's path comes from Lustre export statistics, its
--- faults judged on the runs), high_mdops, size_edges and darshan_edges (SQL arrays), md_sum
--- (the sum of the MDS counters), date.
+-- node), high_mdops, size_edges (an SQL array), md_sum (the sum of the MDS counters), date.
 -- Causes:
 --   component  pinpointed faults on the path (their lost_s), OSTs whose files were slower
 --              in the job's Darshan log (the longest file time on it - elsewhere) and OSTs
@@ -28,129 +26,15 @@
 --              unaligned / read-after-write share what is left (listed with share 0 when
 --              nothing is left: the recommendation still holds);
 --   history    what is left when no pattern is flagged.
-WITH dost AS (
-  SELECT job_id, ost_name, coefficient, p_value, n_files, n_total, slowest_on_s,
-         slowest_off_s,
-         GREATEST(slowest_on_s - COALESCE(slowest_off_s, 0), 0) AS lost_s
-  FROM dg_darshan_ost
-),
-job AS (SELECT * FROM dg_job),
-comp AS (
-  SELECT p.job_id, p.component, MAX(p.kind) AS kind, SUM(p.lost_s) AS lost_s,
-         MIN(CASE WHEN p.lost_s > 0 THEN p.ts END) AS first_ts,
-         MAX(CASE WHEN p.lost_s > 0 THEN p.ts END) AS last_ts,
-         MIN(CASE WHEN p.lat_s IS NOT NULL AND p.lost_s > 0 THEN p.rate_ratio END) AS worst_ratio,
-         -- an OST hop with its clients' wait per RPC: named on direct evidence
-         MAX(p.layer = 'ost' AND p.lat_s IS NOT NULL) AS measured
-  FROM dg_path p GROUP BY p.job_id, p.component HAVING SUM(p.lost_s) > 0
-),
-anom AS (
-  SELECT c.job_id, c.component,
-         concat_ws('; ', collect_list(format_string('%s anomaly %s-%s', a.rule,
-                   date_format(a.start, 'HH:mm'), date_format(a.end, 'HH:mm')))) AS text
-  FROM comp c JOIN job j ON j.job_id = c.job_id
-  JOIN dg_anomaly a ON a.component = c.component AND a.start <= j.end AND a.end >= j.start
-  GROUP BY c.job_id, c.component
-),
-path_causes AS (
-  SELECT c.job_id, 'component' AS kind, c.component AS name, c.lost_s, 0 AS src,
-         concat(CASE c.kind WHEN 'fwd' THEN 'forwarding node ' WHEN 'mdt' THEN 'MDT '
-                            ELSE 'OST ' END, c.component,
-                ' was pinpointed at fault ', date_format(c.first_ts, 'HH:mm'), '-',
-                date_format(c.last_ts, 'HH:mm'), ' UTC while the job used it; the job lost ',
-                format_number(c.lost_s / 60, 1), ' min there',
-                CASE WHEN c.worst_ratio > 0 THEN concat(' (service up to ',
-                     format_number(1 / c.worst_ratio, 1), 'x its normal time)')
-                     WHEN ${export_path} THEN ' (the runs that used it that hour ran longer than their command groups; the runs that avoided it did not)'
-                     ELSE '' END,
-                COALESCE(concat('; ', a.text), '')) AS evidence,
-         CASE c.kind WHEN 'fwd'
-           THEN 'Report it to the admins (LWFS server); rerun on compute nodes served by another forwarding node.'
-           WHEN 'mdt'
-           THEN 'Report it to the storage team (metadata server); until it is fixed, keep metadata-heavy work (many small files, frequent opens and stats) off this file system.'
-           ELSE 'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
-         END AS recommendation
-  FROM comp c LEFT JOIN anom a ON a.job_id = c.job_id AND a.component = c.component
-),
-darshan_causes AS (
-  SELECT job_id, 'component' AS kind, ost_name AS name, lost_s, 1 AS src,
-         concat('files on OST ', ost_name, ' were slower in its Darshan log (Pearson r ',
-                format_number(coefficient, 2), ' over ', CAST(n_total AS STRING), ' files, ',
-                CAST(n_files AS STRING), ' on it, p ', format_string('%.1g', p_value),
-                '): they took up to ',
-                format_number(slowest_on_s, 0), ' s, its files elsewhere up to ',
-                COALESCE(format_number(slowest_off_s, 0), '?'), ' s') AS evidence,
-         'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
-           AS recommendation
-  FROM dost WHERE lost_s > 0
-),
-jobstats_causes AS (
-  SELECT o.job_id, 'component' AS kind, o.ost_name AS name,
-         LEAST(o.service_s * (1 - o.x), COALESCE(j.runtime_s, o.service_s)) AS lost_s, 2 AS src,
-         concat('OST ', o.ost_name, ' served its requests at ', format_number(o.x, 2),
-                'x the rate of its other OSTs in Lustre job_stats (',
-                format_number(o.bytes / 1048576.0, 1), ' MiB in ',
-                format_number(o.service_s, 1), ' s of OST service time); across the jobs of',
-                ' the day its pairs were the slow ones (Pearson r ',
-                format_number(o.coefficient, 2), ' over ', CAST(o.n_total AS STRING),
-                ' job-OST pairs, ', CAST(o.n_pairs AS STRING), ' on it, p ',
-                format_string('%.1g', o.p_value), ')') AS evidence,
-         'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
-           AS recommendation
-  FROM dg_jobstats_ost o JOIN job j ON j.job_id = o.job_id
-  WHERE o.service_s * (1 - o.x) > 0
-),
-comp_causes AS (      -- one cause per component: the path's evidence, Darshan's, job_stats'
-  SELECT job_id, kind, name, lost_s, evidence, recommendation FROM (
-    SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id, name ORDER BY src) AS k
-    FROM (SELECT * FROM path_causes UNION ALL SELECT * FROM darshan_causes
-          UNION ALL SELECT * FROM jobstats_causes))
-  WHERE k = 1
-),
+WITH job AS (SELECT * FROM dg_job),
 ctot AS (
-  SELECT job_id, SUM(lost_s) AS comp_lost FROM comp_causes GROUP BY job_id
-),
-nb AS (
-  SELECT job_id, neighbour, MAX(cause) AS cause, CAST(NULL AS STRING) AS target,
-         MAX(COALESCE(bw, 0)) AS weight, 0.0 AS self_weight, CAST(NULL AS DOUBLE) AS mean_share,
-         CAST(NULL AS INT) AS windows, MAX(COALESCE(bw, 0)) AS bw,
-         MAX(COALESCE(iops, 0)) AS iops, MAX(COALESCE(mdops, 0)) AS mdops
-  FROM dg_interference WHERE neighbour IS NOT NULL GROUP BY job_id, neighbour
-  UNION ALL
-  SELECT job_id, neighbour, 'shared target', target, weight, self_weight, mean_share, windows,
-         bw, iops, mdops
-  FROM dg_shared
-),
-nb_causes AS (
-  SELECT n.job_id, 'neighbour' AS kind, n.neighbour AS name,
-         CASE WHEN j.has_path THEN j.load_lost
-              ELSE 0.5 * GREATEST(j.lost_s - COALESCE(t.comp_lost, 0), 0) END
-           * CASE WHEN SUM(n.weight) OVER w > 0
-                  THEN n.weight / (SUM(n.weight) OVER w + MAX(n.self_weight) OVER w)
-                  ELSE 1.0 / COUNT(*) OVER w END AS lost_s,
-         concat('job ', n.neighbour,
-                CASE WHEN n.target IS NULL
-                     THEN concat(' shared its forwarding nodes (', n.cause, '; ')
-                     ELSE concat(' loaded ', n.target, ' while it ran near its peak and this ',
-                                 'job used it (on average ', format_number(100 * n.mean_share, 0),
-                                 ' % of its traffic in the ', CAST(n.windows AS STRING),
-                                 ' capture windows they shared; ') END,
-                format_number(n.bw / 1048576, 0), ' MiB/s, ', format_number(n.iops, 0),
-                ' IOPS, ', format_number(n.mdops, 0), ' MDOPS)',
-                CASE WHEN j.has_path THEN ''
-                     ELSE ' - no path data: the share is a rough split' END) AS evidence,
-         CASE WHEN n.target IS NULL
-           THEN 'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
-           ELSE 'Run at another time or on another file system; the admins can throttle the neighbour''s I/O (Lustre NRS TBF rules per job).'
-         END AS recommendation
-  FROM nb n JOIN job j ON j.job_id = n.job_id LEFT JOIN ctot t ON t.job_id = n.job_id
-  WINDOW w AS (PARTITION BY n.job_id)
+  SELECT job_id, SUM(lost_s) AS comp_lost FROM dg_comp_causes GROUP BY job_id
 ),
 rest AS (
   SELECT j.job_id,
          GREATEST(j.lost_s - COALESCE(MAX(t.comp_lost), 0) - COALESCE(SUM(n.lost_s), 0), 0)
            AS rest_s
-  FROM job j LEFT JOIN nb_causes n ON n.job_id = j.job_id LEFT JOIN ctot t ON t.job_id = j.job_id
+  FROM job j LEFT JOIN dg_nb_causes n ON n.job_id = j.job_id LEFT JOIN ctot t ON t.job_id = j.job_id
   GROUP BY j.job_id, j.lost_s
 ),
 lassi_io AS (
@@ -275,7 +159,7 @@ history_causes AS (
   WHERE r.rest_s > 0
 ),
 causes AS (
-  SELECT * FROM comp_causes UNION ALL SELECT * FROM nb_causes
+  SELECT * FROM dg_comp_causes UNION ALL SELECT * FROM dg_nb_causes
   UNION ALL SELECT * FROM pattern_causes UNION ALL SELECT * FROM history_causes
 )
 SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
@@ -293,6 +177,6 @@ SELECT j.job_id, CAST(ROW_NUMBER() OVER (PARTITION BY j.job_id
        DATE '${date}' AS date
 FROM job j JOIN causes c ON c.job_id = j.job_id
 LEFT JOIN (SELECT DISTINCT job_id FROM dg_darshan) dj ON dj.job_id = j.job_id
-LEFT JOIN (SELECT DISTINCT job_id FROM comp WHERE kind = 'ost' AND NOT measured) ost
+LEFT JOIN (SELECT DISTINCT job_id FROM dg_comp WHERE kind = 'ost' AND NOT measured) ost
   ON ost.job_id = j.job_id
 WHERE c.lost_s > 0 OR c.kind = 'pattern'
