@@ -278,7 +278,8 @@ def taihulight_days(spark, tmp_path_factory) -> SharedHistory:
     """Two days of a 128-node TaihuLight (one forwarding node, slowed to a fifth twice:
     TAIHULIGHT_FAULTS; seed 7), every run traced: the Beacon layers, job profiles and I/O
     phases that test_io_phase, test_beacon_profile and test_beacon_ingest check against the
-    simulator's truth, built once per test run (`_build_once`)."""
+    simulator's truth (test_beacon_columnar parses its files), built once per test run
+    (`_build_once`)."""
     import pickle
 
     from lassi.ingest.runner import ingest_raw

@@ -202,19 +202,17 @@ def test_unreadable_files_and_seeds(tmp_path, site):
     same("ost", good, site, prev=folder / "missing.log", day=None)
 
 
-def test_simulated_day(tmp_path, site):
-    """Two simulated days (the second seeded by the first) equal the line parsers' rows,
-    every line on the fast path."""
+def test_simulated_days(taihulight_days):
+    """The shared simulated TaihuLight history (conftest.taihulight_days: every day's files
+    seeded by the day before, the forwarding node slowed twice) equals the line parsers'
+    rows, every line on the fast path."""
     from lassi.ingest.runner import file_day, prev_day_file
 
-    from lassi.sim.runner import simulate
-
-    tl = load_site("taihulight", nodes=8)
-    simulate(tl, D, 2, 5, tmp_path / "raw", traced_fraction=0.0, tokio=False)
+    tl = load_site("taihulight", nodes=taihulight_days.nodes)
     SLOW_LINES.clear()
     n = 0
     for layer in LAYERS:
-        for f in sorted((tmp_path / "raw" / "beacon" / layer).rglob("*.log")):
+        for f in sorted((taihulight_days.raw / "beacon" / layer).rglob("*.log")):
             st = same(layer, f, tl, prev_day_file(f), file_day(f))
             n += st.rows
     assert n > 1000

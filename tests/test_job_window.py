@@ -486,3 +486,48 @@ def test_why_names_the_slow_ost_from_job_stats(slow_ost_day):
     assert others
     for job in others[:2]:
         assert SLOW_OST not in {c.name for c in diagnose(wh, site, job, DATE).causes}
+
+
+def test_a_job_known_by_two_ids_gets_their_sum_on_the_slow_ost(slow_ost_day, tmp_path):
+    """One PBS job whose servers counted it under two job_stats ids (`N.sdb` and `N`: both
+    map to `N.sdb` by ARCHER's rule, e.g. jobid_var set differently on some nodes): its
+    slow-OST cause is the extra service time of both ids there, summed, worked out by hand
+    per id from the raw rows; not one id's."""
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import stage_fn
+    from lassi.tools.why import diagnose
+
+    site = load_site("archer", nodes=4)
+    shutil.copytree(slow_ost_day.root, tmp_path / "wh")
+    wh = Warehouse(slow_ost_day.spark, str(tmp_path / "wh"))
+    runtime = {r["job_id"]: (r["end"] - r["start"]).total_seconds() for r in   # a few jobs
+               wh.read("app_run", [DATE]).groupBy("job_id")
+               .agg(F.min("start").alias("start"), F.max("end").alias("end")).collect()}
+    pairs = _pairs_by_hand(wh)
+    slow = pairs[(pairs["target"] == SLOW_OST) & pairs["job_id"].isin(runtime)]
+    one = slow[2 * slow["usecs"] / 1e6 * (1 - slow["x"])
+               < slow["job_id"].map(runtime)]              # twice its extra fits the run
+    assert len(one), slow
+    ident = one["job_id"].iloc[0]                          # N.sdb (jobid_var=PBS_JOBID)
+    bare = ident.removesuffix(".sdb")
+    raw = wh.read("raw_lustre_stats", [DATE])
+    twin = raw.filter((F.col("kind") == "job") & (F.col("job_id") == ident)) \
+        .withColumn("job_id", F.lit(bare))
+    wh.write(raw.unionByName(twin).localCheckpoint(), "raw_lustre_stats", [DATE])
+    stage_fn("job_window")(wh, site, DATE)
+    stage_fn("job_diagnosis")(wh, site, DATE)
+    mine = _pairs_by_hand(wh)
+    mine = mine[(mine["target"] == SLOW_OST) & mine["job_id"].isin([ident, bare])]
+    assert len(mine) == 2
+    extra = float((mine["usecs"] / 1e6 * (1 - mine["x"])).sum())
+    d = diagnose(wh, site, ident, DATE)
+    first = d.causes[0]
+    assert (first.kind, first.name) == ("component", SLOW_OST), d.causes
+    assert [c.name for c in d.causes].count(SLOW_OST) == 1
+    assert first.lost_s == pytest.approx(extra, rel=1e-6) and d.lost_s == pytest.approx(extra)
+    x = 1 - extra / float((mine["usecs"] / 1e6).sum())      # service-weighted
+    assert f"at {x:.2f}x the rate of its other OSTs in Lustre job_stats" in first.evidence

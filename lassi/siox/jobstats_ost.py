@@ -36,7 +36,8 @@ JOBSTATS_OST = StructType([
     field("x", DoubleType()),                 # this job's rate there / its median OST rate
     field("bytes", LongType()),
     field("service_s", DoubleType()),         # the OST's service time of this job's bytes
-])
+    field("lost_s", DoubleType()),            # its extra service time there: the sum over the
+])                                            # job's ids of service_s × (1 − x)
 
 
 def pairs(wh: Warehouse, date: dt.date, fs: str | None = None) -> DataFrame:
@@ -73,10 +74,12 @@ def ost_test(wh: Warehouse, date: dt.date, p_threshold: float, c_threshold: floa
 
 def slow_ost_pairs(wh: Warehouse, date: dt.date, p_threshold: float, r_threshold: float,
                    min_effect: float = MIN_EFFECT) -> DataFrame:
-    """JOBSTATS_OST rows: the pairs of each scheduler job (job_stats ids mapped by
-    `job_window`) on an OST the day's test flags as slow (r < -r_threshold), where the
-    job's own relative rate is `min_effect` below 1. Empty when the day has no job_stats
-    entry that names a scheduler job."""
+    """JOBSTATS_OST rows: each scheduler job (job_stats ids mapped by `job_window`) on an OST
+    the day's test flags as slow (r < -r_threshold), where the job's own relative rate is
+    `min_effect` below 1. A job known by several ids there (`123` and `123.sdb`, one per
+    launch or node setting) has one row: bytes, service and extra service time summed over
+    them, x their service-weighted mean. Empty when the day has no job_stats entry that
+    names a scheduler job."""
     spark = wh.spark
     empty = spark.createDataFrame([], JOBSTATS_OST)
     if not wh.has("job_window", date):
@@ -95,5 +98,10 @@ def slow_ost_pairs(wh: Warehouse, date: dt.date, p_threshold: float, r_threshold
         "ost_name STRING, coefficient DOUBLE, p_value DOUBLE, n_pairs BIGINT, n_total BIGINT")
     on = (spark.table("jobstats_pairs").filter(F.col("x") <= 1 - min_effect)
           .join(flagged, F.col("target") == F.col("ost_name"))
-          .join(ids, "job_id").withColumn("job_id", F.col("job")))
+          .join(ids, "job_id")
+          .groupBy(F.col("job").alias("job_id"), "ost_name", "coefficient", "p_value",
+                   "n_pairs", "n_total")
+          .agg(F.sum("bytes").alias("bytes"), F.sum("service_s").alias("service_s"),
+               F.sum(F.col("service_s") * (1 - F.col("x"))).alias("lost_s"))
+          .withColumn("x", 1 - F.col("lost_s") / F.col("service_s")))
     return on.select(*[F.col(f.name).cast(f.dataType) for f in JOBSTATS_OST.fields])

@@ -52,7 +52,7 @@ darshan_causes AS (
 ),
 jobstats_causes AS (
   SELECT o.job_id, 'component' AS kind, o.ost_name AS name,
-         LEAST(o.service_s * (1 - o.x), COALESCE(j.runtime_s, o.service_s)) AS lost_s, 2 AS src,
+         LEAST(o.lost_s, COALESCE(j.runtime_s, o.lost_s)) AS lost_s, 2 AS src,
          concat('OST ', o.ost_name, ' served its requests at ', format_number(o.x, 2),
                 'x the rate of its other OSTs in Lustre job_stats (',
                 format_number(o.bytes / 1048576.0, 1), ' MiB in ',
@@ -64,7 +64,7 @@ jobstats_causes AS (
          'Report it to the storage team; until it is fixed, stripe new files away from it (lfs setstripe with an OST pool or index list without it).'
            AS recommendation
   FROM dg_jobstats_ost o JOIN dg_job j ON j.job_id = o.job_id
-  WHERE o.service_s * (1 - o.x) > 0
+  WHERE o.lost_s > 0
 )
 SELECT job_id, kind, name, lost_s, evidence, recommendation FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY job_id, name ORDER BY src) AS k

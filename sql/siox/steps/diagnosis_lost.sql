@@ -5,8 +5,8 @@
 -- Lost time: the largest of runtime - command group mean (LASSi), the causal path's measured
 -- excess (lost_s + lost_load_s), the wait on a slow OST in the Darshan log (its slowest
 -- file there - its slowest file elsewhere) and the extra OST service time of its requests on
--- a slow OST in job_stats (service_s * (1 - x): what they took beyond the rate of its other
--- OSTs, at most the runtime).
+-- a slow OST in job_stats (its `lost_s`, service_s * (1 - x) summed over the job's ids: what
+-- they took beyond the rate of its other OSTs, at most the runtime).
 WITH tot AS (
   SELECT job_id, SUM(lost_s) AS comp_lost, SUM(COALESCE(lost_load_s, 0)) AS load_lost,
          COUNT(*) AS hops
@@ -17,7 +17,7 @@ dost AS (
   FROM dg_darshan_ost GROUP BY job_id
 ),
 jost AS (
-  SELECT job_id, MAX(service_s * (1 - x)) AS lost_s FROM dg_jobstats_ost GROUP BY job_id
+  SELECT job_id, MAX(lost_s) AS lost_s FROM dg_jobstats_ost GROUP BY job_id
 )
 SELECT j.*, COALESCE(t.load_lost, 0) AS load_lost, COALESCE(t.hops, 0) > 0 AS has_path,
        GREATEST(COALESCE(j.hist_lost_s, 0), COALESCE(t.comp_lost, 0) + COALESCE(t.load_lost, 0),
