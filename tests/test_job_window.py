@@ -123,6 +123,53 @@ def test_ids_resolve_to_jobs_daemons_and_unknown(windows):
     assert {r["fs"] for r in windows.values()} == {"fs2"}
 
 
+def test_concurrent_launches_share_their_job_windows(spark, tmp_path):
+    """job_stats name the job, not the launch: two launches of one job running at the same
+    time (2 and 6 nodes) split each of its windows by node count (by node-seconds where
+    they overlap it differently), so their app_hour rows add up to the job's job_window
+    counters instead of each taking all of them; a job with one launch takes all of its
+    own. Worked out by hand from the job_window rows."""
+    from lassi.ingest.runner import ingest_source
+    from pyspark.sql import functions as F
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.risk.job_window import build_job_window
+    from lassi.risk.metrics import build_app_hour
+
+    site = load_site("archer", nodes=8)
+    (tmp_path / "raw" / "oss1").mkdir(parents=True)
+    lines = [x for k in range(5) for x in _capture(k, site.window_s)]
+    (tmp_path / "raw" / "oss1" / "2017-10-10.txt").write_text("\n".join(lines) + "\n")
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    ingest_source(spark, wh, site, "lustre", [str(tmp_path / "raw")], DATE)
+    assert build_job_window(wh, site, DATE) > 0
+    start = dt.datetime(2017, 10, 10, 0, 0, 10)
+    end = start + dt.timedelta(seconds=4 * site.window_s)       # windows 0..4
+    nodes = list(site.compute_nodes)
+
+    def launch(app, job, on):
+        return (app, job, "u1", "p1", "run", "a.out", f"aprun -n {len(on)} ./a.out", on,
+                len(on), 24 * len(on), start, end, 0, "alps", DATE)
+
+    wh.write_rows([launch("A", "4567890.sdb", nodes[:2]), launch("B", "4567890.sdb", nodes[2:]),
+                   launch("C", "4567891.sdb", nodes[:1])], "app_run", [DATE])
+    assert build_app_hour(wh, site, DATE) > 0
+    jw = (wh.read("job_window", [DATE]).filter("id_kind = 'job'").groupBy("job")
+          .agg(F.sum("read_kb").alias("kb"), F.sum("read_ops").alias("ops"))
+          .toPandas().set_index("job"))
+    got = (wh.read("app_hour", [DATE]).groupBy("app_id", "attributed_by")
+           .agg(F.sum("read_kb").alias("kb"), F.sum("read_ops").alias("ops"))
+           .toPandas().set_index("app_id"))
+    assert set(got.index) == {"A", "B", "C"} and (got["attributed_by"] == "job_stats").all()
+    both = jw.loc["4567890.sdb"]
+    assert both["kb"] > 0 and both["ops"] > 0
+    for app, share in (("A", 2 / 8), ("B", 6 / 8)):
+        assert got.loc[app, "kb"] == pytest.approx(share * both["kb"], rel=1e-12), app
+        assert abs(got.loc[app, "ops"] - share * both["ops"]) <= 1, app   # counts, rounded
+    assert got.loc["C", "kb"] == jw.loc["4567891.sdb", "kb"]
+    assert got.loc["C", "ops"] == jw.loc["4567891.sdb", "ops"]
+
+
 def test_rule_from_conf(tmp_path):
     from lassi.core.settings import ConfigError
 

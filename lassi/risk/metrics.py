@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from lassi.core.captures import register_launch_cells
 from lassi.core.config import Site
-from lassi.core.period import baseline_period
+from lassi.core.period import baseline_period, day_bounds
 from lassi.core.schemas import ALL_COUNTERS, schema_of
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
@@ -30,7 +30,13 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     (jw.groupBy("job", "fs", "window_start").agg(*[F.sum(c).alias(c) for c in ALL_COUNTERS])
      .createOrReplaceTempView("jw"))
     sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
+    # a launch's share of its job's windows (kB stay doubles, ops are rounded to counts)
+    shares = ",\n       ".join(f"SUM(w.{c} * w.share) AS {c}" if c.endswith("_kb") else
+                                f"CAST(ROUND(SUM(w.{c} * w.share)) AS BIGINT) AS {c}"
+                                for c in ALL_COUNTERS)
     return wh.spark.sql(sql("risk/steps/app_hour_counts", sum_counters=sums,
+                            share_counters=shares, window_s=site.window_s,
+                            day_end=day_bounds(date)[1],
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
 

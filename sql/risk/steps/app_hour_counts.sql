@@ -3,7 +3,7 @@
 -- Inputs: views `app_launch` (see risk/steps/app_launch.sql), `launch_cells`
 -- (risk/steps/launch_cells.sql over it), `nw` (node_window of the day) and `jw`
 -- (job_window of the day, ids that name a scheduler job, summed per job, fs and window).
--- Parameters: sum_counters, counter_names.
+-- Parameters: sum_counters, share_counters, counter_names, window_s, day_end (epoch s).
 -- Each launch is exploded to node x hour (launch_cells); node_window joins on (node,
 -- hour) — an equi-join, never a range-only join — and keeps the windows inside the
 -- launch's first..last window.
@@ -11,8 +11,11 @@
 -- Nodes are allocated exclusively and the scheduler's epilogue keeps a node idle for at
 -- least one window between launches, so no window is claimed by two launches.
 -- job_stats name the job, not the node: a launch takes its job's windows inside its own
--- first..last window (launches of one job run one after the other). Where a launch's job
--- has job_stats on a filesystem, they replace the node join's counters of that launch and
+-- first..last window. Where several launches of one job cover a window (concurrent
+-- launches, or one ending and the next starting in it), each takes the share of its node
+-- count x its seconds in the window (operation counts rounded: the sum of the launches'
+-- counts can differ from the job's by a unit per launch there). Where a launch's job has
+-- job_stats on a filesystem, they replace the node join's counters of that launch and
 -- filesystem (`attributed_by`); node_windows then counts job x window cells.
 WITH node_counts AS (
   SELECT c.app_id, w.fs, c.hour,
@@ -26,13 +29,27 @@ WITH node_counts AS (
 launch_span AS (
   SELECT DISTINCT app_id, job_id, first_window, last_window FROM launch_cells
 ),
+launch_time AS (
+  SELECT app_id, unix_micros(MIN(start)) AS t0,
+         MAX(COALESCE(unix_micros(`end`), CAST(${day_end} AS BIGINT) * 1000000)) AS t1,
+         MAX(size(nodes)) AS n
+  FROM app_launch GROUP BY app_id
+),
+job_cells AS (        -- a launch's job windows, weighted by its node-seconds in each
+  SELECT c.app_id, w.*,
+         t.n * CAST(GREATEST(LEAST(t.t1, unix_micros(w.window_start) + ${window_s} * 1000000)
+                             - GREATEST(t.t0, unix_micros(w.window_start)), 1) AS DOUBLE)
+           AS weight
+  FROM launch_span c JOIN launch_time t ON t.app_id = c.app_id
+  JOIN jw w ON c.job_id = w.job AND w.window_start BETWEEN c.first_window AND c.last_window
+),
 job_counts AS (
-  SELECT c.app_id, w.fs, date_trunc('HOUR', w.window_start) AS hour,
+  SELECT w.app_id, w.fs, date_trunc('HOUR', w.window_start) AS hour,
          COUNT(*) AS node_windows,
-         ${sum_counters}
-  FROM launch_span c JOIN jw w
-    ON c.job_id = w.job AND w.window_start BETWEEN c.first_window AND c.last_window
-  GROUP BY c.app_id, w.fs, date_trunc('HOUR', w.window_start)
+         ${share_counters}
+  FROM (SELECT *, weight / SUM(weight) OVER (PARTITION BY job, fs, window_start) AS share
+        FROM job_cells) w
+  GROUP BY w.app_id, w.fs, date_trunc('HOUR', w.window_start)
 ),
 counts AS (
   SELECT *, 'job_stats' AS attributed_by FROM job_counts
