@@ -7,7 +7,7 @@
 -- neighbour causes), `dg_summary` (their job_summary rows), `dg_app_hour` (their app_hour
 -- rows: LASSi counters, the pattern evidence of a job without a Beacon profile), `dg_darshan`
 -- (siox/steps/darshan_io.sql: their Darshan access patterns). The steps are materialised
--- one by one: each is read several times here, and one SQL over all of them planned ~50
+-- one by one: each is read several times here, and one SQL over all of them planned 46
 -- Spark jobs. Parameters: the `diagnosis:` settings
 -- (small_request bytes, small_share, min_requests, random_share, unaligned_share,
 -- rw_switch_share, collective_share, metadata_time_share, metadata_rank_s), small_text (the

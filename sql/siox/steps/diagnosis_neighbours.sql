@@ -17,26 +17,26 @@ nb AS (
          bw, iops, mdops
   FROM dg_shared
 )
-  SELECT n.job_id, 'neighbour' AS kind, n.neighbour AS name,
-         CASE WHEN j.has_path THEN j.load_lost
-              ELSE 0.5 * GREATEST(j.lost_s - COALESCE(t.comp_lost, 0), 0) END
-           * CASE WHEN SUM(n.weight) OVER w > 0
-                  THEN n.weight / (SUM(n.weight) OVER w + MAX(n.self_weight) OVER w)
-                  ELSE 1.0 / COUNT(*) OVER w END AS lost_s,
-         concat('job ', n.neighbour,
-                CASE WHEN n.target IS NULL
-                     THEN concat(' shared its forwarding nodes (', n.cause, '; ')
-                     ELSE concat(' loaded ', n.target, ' while it ran near its peak and this ',
-                                 'job used it (on average ', format_number(100 * n.mean_share, 0),
-                                 ' % of its traffic in the ', CAST(n.windows AS STRING),
-                                 ' capture windows they shared; ') END,
-                format_number(n.bw / 1048576, 0), ' MiB/s, ', format_number(n.iops, 0),
-                ' IOPS, ', format_number(n.mdops, 0), ' MDOPS)',
-                CASE WHEN j.has_path THEN ''
-                     ELSE ' - no path data: the share is a rough split' END) AS evidence,
-         CASE WHEN n.target IS NULL
-           THEN 'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
-           ELSE 'Run at another time or on another file system; the admins can throttle the neighbour''s I/O (Lustre NRS TBF rules per job).'
-         END AS recommendation
-  FROM nb n JOIN dg_job j ON j.job_id = n.job_id LEFT JOIN ctot t ON t.job_id = n.job_id
-  WINDOW w AS (PARTITION BY n.job_id)
+SELECT n.job_id, 'neighbour' AS kind, n.neighbour AS name,
+       CASE WHEN j.has_path THEN j.load_lost
+            ELSE 0.5 * GREATEST(j.lost_s - COALESCE(t.comp_lost, 0), 0) END
+         * CASE WHEN SUM(n.weight) OVER w > 0
+                THEN n.weight / (SUM(n.weight) OVER w + MAX(n.self_weight) OVER w)
+                ELSE 1.0 / COUNT(*) OVER w END AS lost_s,
+       concat('job ', n.neighbour,
+              CASE WHEN n.target IS NULL
+                   THEN concat(' shared its forwarding nodes (', n.cause, '; ')
+                   ELSE concat(' loaded ', n.target, ' while it ran near its peak and this ',
+                               'job used it (on average ', format_number(100 * n.mean_share, 0),
+                               ' % of its traffic in the ', CAST(n.windows AS STRING),
+                               ' capture windows they shared; ') END,
+              format_number(n.bw / 1048576, 0), ' MiB/s, ', format_number(n.iops, 0),
+              ' IOPS, ', format_number(n.mdops, 0), ' MDOPS)',
+              CASE WHEN j.has_path THEN ''
+                   ELSE ' - no path data: the share is a rough split' END) AS evidence,
+       CASE WHEN n.target IS NULL
+         THEN 'Run at another time or ask for nodes on other forwarding nodes; the admins can throttle the neighbour''s I/O.'
+         ELSE 'Run at another time or on another file system; the admins can throttle the neighbour''s I/O (Lustre NRS TBF rules per job).'
+       END AS recommendation
+FROM nb n JOIN dg_job j ON j.job_id = n.job_id LEFT JOIN ctot t ON t.job_id = n.job_id
+WINDOW w AS (PARTITION BY n.job_id)
