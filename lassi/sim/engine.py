@@ -458,16 +458,20 @@ class Engine:
         moved = inc * seg.reqsize
         st = a.strag
         # a component's own pace: its pairs whose other end (OST / forwarding node) is fine
-        faulty = np.fromiter(st.faulty, dtype=np.int64) if st.faulty else None
+        # (a mask over the resources: np.isin costs more than the work at these sizes)
+        faulty = None
+        if st.faulty:
+            faulty = np.zeros(len(self.res), dtype=bool)
+            faulty[list(st.faulty)] = True
         # bytes of pairs whose forwarding node (for the OST's pace) / OST (for the node's)
         # is not faulty
         ost_w = moved if faulty is None or p.fwd is None else np.where(
-            np.isin(p.fwd, faulty), 0.0, moved)
+            faulty[p.fwd], 0.0, moved)
         ob = np.bincount(p.ost_pos, weights=ost_w, minlength=len(a.res))
         st.ost_b += ob
         st.ost_s += ob > 0
         if p.fwd_pos is not None:
-            fwd_w = moved if faulty is None else np.where(np.isin(p.ost, faulty), 0.0, moved)
+            fwd_w = moved if faulty is None else np.where(faulty[p.ost], 0.0, moved)
             fb = np.bincount(p.fwd_pos, weights=fwd_w, minlength=len(a.fwd_res))
             st.fwd_b += fb
             st.fwd_s += fb > 0
