@@ -125,10 +125,11 @@ def test_ids_resolve_to_jobs_daemons_and_unknown(windows):
 
 def test_concurrent_launches_share_their_job_windows(spark, tmp_path):
     """job_stats name the job, not the launch: two launches of one job running at the same
-    time (2 and 6 nodes) split each of its windows by node count (by node-seconds where
-    they overlap it differently), so their app_hour rows add up to the job's job_window
-    counters instead of each taking all of them; a job with one launch takes all of its
-    own. Worked out by hand from the job_window rows."""
+    time (2 and 6 nodes, the same seconds in every window) split each of its windows by
+    node count, so their app_hour rows add up to the job's job_window counters instead of
+    each taking all of them; a job with one launch takes all of its own. Worked out by
+    hand from the job_window rows. (Launches that cover a window for different seconds
+    split it by node-seconds: not exercised here.)"""
     from lassi.ingest.runner import ingest_source
     from pyspark.sql import functions as F
 

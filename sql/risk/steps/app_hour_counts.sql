@@ -29,18 +29,20 @@ WITH node_counts AS (
 launch_span AS (
   SELECT DISTINCT app_id, job_id, first_window, last_window FROM launch_cells
 ),
-launch_time AS (
-  SELECT app_id, unix_micros(MIN(start)) AS t0,
-         MAX(COALESCE(unix_micros(`end`), CAST(${day_end} AS BIGINT) * 1000000)) AS t1,
-         MAX(size(nodes)) AS n
+meta AS (            -- per launch: what app_hour names it by, its nodes and its span (µs)
+  SELECT app_id, FIRST(job_id) AS job_id, FIRST(user) AS user, FIRST(exe) AS exe,
+         FIRST(command) AS command, CAST(FIRST(size(nodes)) AS INT) AS n_nodes,
+         unix_micros(MIN(start)) AS t0,
+         MAX(COALESCE(unix_micros(`end`), CAST(${day_end} AS BIGINT) * 1000000)) AS t1
   FROM app_launch GROUP BY app_id
 ),
 job_cells AS (        -- a launch's job windows, weighted by its node-seconds in each
   SELECT c.app_id, w.*,
-         t.n * CAST(GREATEST(LEAST(t.t1, unix_micros(w.window_start) + ${window_s} * 1000000)
-                             - GREATEST(t.t0, unix_micros(w.window_start)), 1) AS DOUBLE)
+         t.n_nodes * CAST(GREATEST(LEAST(t.t1, unix_micros(w.window_start)
+                                               + ${window_s} * 1000000)
+                                   - GREATEST(t.t0, unix_micros(w.window_start)), 1) AS DOUBLE)
            AS weight
-  FROM launch_span c JOIN launch_time t ON t.app_id = c.app_id
+  FROM launch_span c JOIN meta t ON t.app_id = c.app_id
   JOIN jw w ON c.job_id = w.job AND w.window_start BETWEEN c.first_window AND c.last_window
 ),
 job_counts AS (
@@ -57,11 +59,6 @@ counts AS (
   SELECT n.*, 'exports' AS attributed_by FROM node_counts n
   LEFT ANTI JOIN (SELECT DISTINCT app_id, fs FROM job_counts) j
     ON n.app_id = j.app_id AND n.fs = j.fs
-),
-meta AS (
-  SELECT app_id, FIRST(job_id) AS job_id, FIRST(user) AS user, FIRST(exe) AS exe,
-         FIRST(command) AS command, CAST(FIRST(size(nodes)) AS INT) AS n_nodes
-  FROM app_launch GROUP BY app_id
 )
 SELECT k.app_id, m.job_id, k.fs, k.hour, m.user, m.exe, m.command, m.n_nodes,
        k.node_windows, k.attributed_by, ${counter_names}
