@@ -1,6 +1,7 @@
 """`make bench`: Lustre job_stats at the scale the exporters fail at (issue #17).
 
-Never a test: it prints figures and writes bench/jobstats_results.json.
+Never a test: it prints figures and adds them to bench/jobstats_results.json, keyed by
+the run's shape (`2x20000-24h`).
 
 Writes OSS captures (`lctl get_param obdfilter.*.stats obdfilter.*.job_stats`, 2.14 YAML
 layout, every 3 minutes) with 20,000 distinct job ids per OSS by default (19,000 Slurm-style
@@ -126,7 +127,12 @@ def main() -> int:
           f"a whole day ({480 * args.osses * args.ids:,} entries) at these rates: ingest "
           f"{480 / captures * ingest['wall_s'] / 60:.0f} min, job_window "
           f"{480 / captures * stage['wall_s'] / 60:.0f} min (linear extrapolation)")
-    (HERE / "jobstats_results.json").write_text(json.dumps(out, indent=2) + "\n")
+    results = HERE / "jobstats_results.json"
+    kept = json.loads(results.read_text()) if results.exists() else {}
+    if "osses" in kept:                       # the file's first layout: one run's figures
+        kept = {f"{kept['osses']}x{kept['ids_per_oss']}-{kept['hours']:g}h": kept}
+    kept[tag] = out
+    results.write_text(json.dumps(kept, indent=2) + "\n")
     return 0
 
 

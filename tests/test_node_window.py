@@ -12,6 +12,7 @@ from lassi.core.config import load_site
 from lassi.core.schemas import ALL_COUNTERS
 from lassi.risk.node_window import build_node_window
 from lassi.sim.runner import simulate
+from tests.conftest import schema_row
 
 DATE = dt.date(2017, 10, 10)
 COLS = ["read_kb", "read_ops", "write_kb", "write_ops", "other", "open", "close", "mknod"]
@@ -206,3 +207,59 @@ def test_a_reconnected_client_counts_from_zero(spark, warehouse, tmp_path):
                    (at[1], 0.0, 0, 2),                 # reconnected: both series reset
                    (at[2], 3072.0, 30, 0),             # from zero, not 3 MiB - 2 MiB
                    (at[3], 0.0, 0, 0)]
+
+
+def test_launches_sharing_a_node_window_split_it_by_their_seconds(spark, tmp_path):
+    """One job's next launch starts on the same nodes in the capture window its previous
+    launch ended in: that node-window is split between the two by their seconds in it (1/3
+    and 2/3, worked out by hand) in app_hour and in SIOX's export hops, instead of going
+    whole to both; every other window, and another job's launch, keep their counters."""
+    from lassi.core.captures import register_launch_cells
+    from lassi.core.schemas import schema_of
+    from lassi.core.sqltext import sql
+    from lassi.core.warehouse import Warehouse
+    from lassi.risk.metrics import build_app_hour
+
+    site = load_site("archer", nodes=8)
+    w = site.window_s                                       # 180 s
+    t0 = dt.datetime(2017, 10, 10, 1, 0)
+    n0, n1, n2 = site.compute_nodes[:3]
+    # A: 01:00:30-01:10:00 on n0, n1; B (same job) 01:10:00-01:20:00 on n0, n1: window
+    # 01:09-01:12 holds 60 s of A and 120 s of B. C: another job on n2, 01:00:30-01:20:00.
+    wins = [t0 + dt.timedelta(seconds=k * w) for k in range(7)]     # 01:00 .. 01:18
+    rows = [schema_row(schema_of("node_window"), node=n, fs="fs2", window_start=ws, window_s=w,
+                       **{c: (300.0 if c.endswith("_kb") else 30) for c in ALL_COUNTERS},
+                       resets=0, date=DATE)
+            for n in (n0, n1, n2) for ws in wins]
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    wh.write_rows(rows, "node_window", [DATE])
+
+    def launch(app, job, on, a, b):
+        return (app, job, "u1", "p1", "run", "a.out", f"aprun -n {len(on)} ./a.out", on,
+                len(on), 24 * len(on), t0 + dt.timedelta(seconds=a),
+                t0 + dt.timedelta(seconds=b), 0, "alps", DATE)
+
+    wh.write_rows([launch("A", "7.sdb", [n0, n1], 30, 600),
+                   launch("B", "7.sdb", [n0, n1], 600, 1200),
+                   launch("C", "8.sdb", [n2], 30, 1200)], "app_run", [DATE])
+    assert build_app_hour(wh, site, DATE) > 0
+    got = (wh.read("app_hour", [DATE]).groupBy("app_id")
+           .agg(F.sum("read_kb").alias("kb"), F.sum("read_ops").alias("ops"),
+                F.sum("node_windows").alias("cells"))
+           .toPandas().set_index("app_id"))
+    # A: windows 01:00-01:06 whole, 01:09 a third; B: 01:09 two thirds, 01:12-01:18 whole
+    for app, windows in (("A", 3 + 1 / 3), ("B", 3 + 2 / 3), ("C", 7)):
+        per_node = 1 if app == "C" else 2
+        assert got.loc[app, "kb"] == pytest.approx(300.0 * windows * per_node, rel=1e-12), app
+        assert got.loc[app, "ops"] == round(30 * windows * per_node), app
+    assert got.loc[["A", "B"], "kb"].sum() == pytest.approx(300.0 * 7 * 2)
+    assert got.loc["A", "cells"] == 8 and got.loc["B", "cells"] == 8   # the shared cell twice
+
+    # SIOX's export hops read the same shares (per target: one OST here)
+    register_launch_cells(wh, site, DATE)
+    (wh.read("node_window", [DATE]).withColumn("target", F.lit("fs2-OST0000"))
+     .createOrReplaceTempView("xp_target_window"))
+    hops = (spark.sql(sql("siox/steps/export_hops", md_sum="w.open"))
+            .groupBy("app_id").agg(F.sum("read_bytes").alias("b")).toPandas().set_index("app_id"))
+    for app, windows, per_node in (("A", 3 + 1 / 3, 2), ("B", 3 + 2 / 3, 2), ("C", 7, 1)):
+        assert hops.loc[app, "b"] == pytest.approx(300.0 * 1024 * windows * per_node), app

@@ -4,7 +4,8 @@ stages and SIOX's export path:
 - per-node deltas between captures (sql/risk/node_window.sql): the query the
   `node_window` stage writes, and SIOX's export path reads per target;
 - the day's application launches exploded to node x hour (sql/risk/steps/app_launch.sql,
-  launch_cells.sql), the equi-join keys that attribute those windows to launches."""
+  launch_cells.sql), the equi-join keys that attribute those windows to launches, and the
+  shares of the node-windows that several launches cover (launch_claims.sql)."""
 
 from __future__ import annotations
 
@@ -56,11 +57,14 @@ def _capture_deltas(wh: Warehouse, site: Site, date: dt.date, key: str, kind: st
 
 
 def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:
-    """Register the views `app_launch` (launches that may overlap `date`) and
-    `launch_cells` (each exploded to node x hour of the day)."""
+    """Register the views `app_launch` (launches that may overlap `date`), `launch_cells`
+    (each exploded to node x hour of the day) and `launch_claims` (each launch's share of
+    the node-windows that several launches cover)."""
     launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
     wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
     wh.spark.sql(sql("risk/steps/app_launch")).createOrReplaceTempView("app_launch")
     start, end = day_bounds(date)
     wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
                      day_end=end)).createOrReplaceTempView("launch_cells")
+    wh.spark.sql(sql("risk/steps/launch_claims", window_s=site.window_s, day_end=end)) \
+        .createOrReplaceTempView("launch_claims")

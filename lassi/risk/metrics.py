@@ -29,14 +29,13 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     jw = wh.read("job_window", [date]).filter(F.col("id_kind") == "job")
     (jw.groupBy("job", "fs", "window_start").agg(*[F.sum(c).alias(c) for c in ALL_COUNTERS])
      .createOrReplaceTempView("jw"))
-    sums = ",\n       ".join(f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS)
-    # a launch's share of its job's windows (kB stay doubles, ops are rounded to counts)
+    # a launch's share of its job's windows, or of a node-window another launch also
+    # covers (kB stay doubles, ops are rounded to counts; a share of 1 keeps the sums exact)
     shares = ",\n       ".join(f"SUM(w.{c} * w.share) AS {c}" if c.endswith("_kb") else
                                 f"CAST(ROUND(SUM(w.{c} * w.share)) AS BIGINT) AS {c}"
                                 for c in ALL_COUNTERS)
-    return wh.spark.sql(sql("risk/steps/app_hour_counts", sum_counters=sums,
-                            share_counters=shares, window_s=site.window_s,
-                            day_end=day_bounds(date)[1],
+    return wh.spark.sql(sql("risk/steps/app_hour_counts", share_counters=shares,
+                            window_s=site.window_s, day_end=day_bounds(date)[1],
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 
 

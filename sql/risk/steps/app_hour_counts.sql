@@ -1,15 +1,18 @@
 -- app_hour counters: node_window attributed to application launches by an equi-join, or
 -- a launch's job's own job_stats windows.
--- Inputs: views `app_launch` (see risk/steps/app_launch.sql), `launch_cells`
--- (risk/steps/launch_cells.sql over it), `nw` (node_window of the day) and `jw`
--- (job_window of the day, ids that name a scheduler job, summed per job, fs and window).
--- Parameters: sum_counters, share_counters, counter_names, window_s, day_end (epoch s).
+-- Inputs: views `app_launch` (see risk/steps/app_launch.sql), `launch_cells` and
+-- `launch_claims` (risk/steps/launch_cells.sql and launch_claims.sql over it), `nw`
+-- (node_window of the day) and `jw` (job_window of the day, ids that name a scheduler job,
+-- summed per job, fs and window).
+-- Parameters: share_counters, counter_names, window_s, day_end (epoch s).
 -- Each launch is exploded to node x hour (launch_cells); node_window joins on (node,
 -- hour) — an equi-join, never a range-only join — and keeps the windows inside the
 -- launch's first..last window.
 -- (node x hour makes about 8x fewer cells than node x window at 3-minute windows.)
--- Nodes are allocated exclusively and the scheduler's epilogue keeps a node idle for at
--- least one window between launches, so no window is claimed by two launches.
+-- Nodes are allocated exclusively and the scheduler's epilogue keeps a node idle between
+-- jobs, but one job's launches follow each other on the same nodes: a window in which one
+-- ends and the next starts (or job steps sharing a node) is split between them by their
+-- seconds in it (launch_claims; every other window has share 1).
 -- job_stats name the job, not the node: a launch takes its job's windows inside its own
 -- first..last window. Where several launches of one job cover a window (concurrent
 -- launches, or one ending and the next starting in it), each takes the share of its node
@@ -18,13 +21,16 @@
 -- job_stats on a filesystem, they replace the node join's counters of that launch and
 -- filesystem (`attributed_by`); node_windows then counts job x window cells.
 WITH node_counts AS (
-  SELECT c.app_id, w.fs, c.hour,
+  SELECT w.app_id, w.fs, w.hour,
          COUNT(*) AS node_windows,
-         ${sum_counters}
-  FROM launch_cells c JOIN nw w
-    ON c.node = w.node AND c.hour = date_trunc('HOUR', w.window_start)
-   AND w.window_start BETWEEN c.first_window AND c.last_window
-  GROUP BY c.app_id, w.fs, c.hour
+         ${share_counters}
+  FROM (SELECT c.app_id, c.hour, w.*, COALESCE(k.share, 1.0) AS share
+        FROM launch_cells c JOIN nw w
+          ON c.node = w.node AND c.hour = date_trunc('HOUR', w.window_start)
+         AND w.window_start BETWEEN c.first_window AND c.last_window
+        LEFT JOIN launch_claims k
+          ON k.app_id = c.app_id AND k.node = w.node AND k.window_start = w.window_start) w
+  GROUP BY w.app_id, w.fs, w.hour
 ),
 launch_span AS (
   SELECT DISTINCT app_id, job_id, first_window, last_window FROM launch_cells

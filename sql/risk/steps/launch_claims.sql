@@ -1,0 +1,40 @@
+-- launch_claims: the node x capture windows that two or more launches of the day cover (a
+-- job's next launch starting on the nodes in the window its previous one ended in, or job
+-- steps sharing a node), with each claiming launch's share of the node-window: its seconds
+-- in the window over the claiming launches' seconds. A node-window that one launch covers
+-- has no row (its share is 1). Read by risk/steps/app_hour_counts.sql and
+-- siox/steps/export_hops.sql, which scale a claimed window's counters by the share.
+-- Inputs: views `launch_cells` (risk/steps/launch_cells.sql) and `app_launch`
+-- (risk/steps/app_launch.sql). Parameters: window_s, day_end (epoch s).
+-- Only the (node, hour) cells claimed by two or more launches are exploded to windows, so
+-- the view stays as small as the day's shared cells.
+WITH shared AS (
+  SELECT app_id, node, hour, first_window, last_window
+  FROM (SELECT *, COUNT(*) OVER (PARTITION BY node, hour) AS claims FROM launch_cells)
+  WHERE claims > 1
+),
+span AS (            -- per launch, its seconds as µs (a launch still running: to day_end)
+  SELECT app_id, unix_micros(MIN(start)) AS t0,
+         MAX(COALESCE(unix_micros(`end`), CAST(${day_end} AS BIGINT) * 1000000)) AS t1
+  FROM app_launch GROUP BY app_id
+),
+slots AS (           -- the windows of each shared cell inside its launch's first..last
+  SELECT s.app_id, s.node, slot, t.t0, t.t1
+  FROM shared s JOIN span t ON t.app_id = s.app_id
+  LATERAL VIEW explode(sequence(
+      GREATEST(CAST(CEIL(unix_seconds(s.hour) / ${window_s}) * ${window_s} AS BIGINT),
+               unix_seconds(s.first_window)),
+      LEAST(unix_seconds(s.hour) + 3599, unix_seconds(s.last_window)),
+      CAST(${window_s} AS BIGINT))) x AS slot
+),
+weighed AS (
+  SELECT app_id, node, slot,
+         CAST(GREATEST(LEAST(t1, (slot + ${window_s}) * 1000000) - GREATEST(t0, slot * 1000000),
+                       1) AS DOUBLE) AS weight,
+         COUNT(*) OVER (PARTITION BY node, slot) AS claims
+  FROM slots
+)
+SELECT app_id, node, timestamp_seconds(slot) AS window_start,
+       weight / SUM(weight) OVER (PARTITION BY node, slot) AS share
+FROM weighed
+WHERE claims > 1
