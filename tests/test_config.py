@@ -135,3 +135,17 @@ def test_unknown_site_and_bad_yaml(tmp_path):
     bad.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_site(str(bad))
+
+
+def test_spark_conf_from_env_keeps_commas_inside_a_value(monkeypatch):
+    """LASSI_SPARK_CONF is k=v,k=v; a comma inside a value (the JVM's -Xlog:a,b) stays in it."""
+    from lassi.core.config import spark_defaults
+
+    monkeypatch.setenv("LASSI_SPARK_CONF", "spark.driver.extraJavaOptions=-Xlog:cds=off,"
+                       "cds+dynamic=off -Xmx1g, spark.sql.shuffle.partitions=3")
+    got = spark_defaults()
+    assert got["spark.driver.extraJavaOptions"] == "-Xlog:cds=off,cds+dynamic=off -Xmx1g"
+    assert got["spark.sql.shuffle.partitions"] == "3" and "cds+dynamic" not in got
+    monkeypatch.setenv("LASSI_SPARK_CONF", "spark.ui.enabled")
+    with pytest.raises(ConfigError, match="expected key=value, got 'spark.ui.enabled'"):
+        spark_defaults()

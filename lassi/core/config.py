@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from functools import cached_property
@@ -299,10 +300,13 @@ def load_site(name_or_path: str, nodes: int | None = None) -> Site:
 
 
 def spark_defaults() -> dict[str, str]:
-    """Spark settings from `conf/spark-defaults.yaml`, then `$LASSI_SPARK_CONF` (k=v,k=v)."""
+    """Spark settings from `conf/spark-defaults.yaml`, then `$LASSI_SPARK_CONF` (k=v,k=v;
+    a comma not followed by `key=` belongs to the value)."""
     out = {str(k): str(v) for k, v in _load_yaml(conf_dir() / "spark-defaults.yaml").items()}
     env = os.environ.get("LASSI_SPARK_CONF", "").strip()
-    for item in filter(None, (s.strip() for s in env.split(","))):
+    # a comma starts a new setting only before `key=` (a value such as the JVM's
+    # `-Xlog:gc,safepoint` may hold commas of its own)
+    for item in filter(None, (s.strip() for s in re.split(r",(?=\s*[\w.\-]+=)", env))):
         if "=" not in item:
             raise ConfigError(f"LASSI_SPARK_CONF: expected key=value, got {item!r}")
         k, v = item.split("=", 1)

@@ -26,7 +26,7 @@ import os
 import shutil
 from pathlib import Path
 
-QUIET = "-Xlog:cds=off,cds+dynamic=off"
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"    # no comma: LASSI_SPARK_CONF splits on them
 
 
 def _java() -> Path | None:
