@@ -9,15 +9,25 @@ or more spaces apart, and every counter after its block's snapshot. The block co
 (target, kind, NID, snapshot and start time) is carried onto the counter lines with
 cumulative sums and takes; a counter repeated within one snapshot keeps its first value.
 
-Any other file (bare /proc files, job_stats, skipped parameters, a line outside the
-grammar, an unreadable file) goes through the line parser as a whole, so the rows always
-equal `lustre_stats.parse_file`'s: the fast path only ever takes files whose values it
-computes identically, and a capture is read in blocks that start at a header line (all
-parser state resets there), so memory stays bounded whatever the file's size.
+A `<obdfilter|mdt>.<target>.job_stats=` block (Lustre 2.12+ YAML, as `lctl get_param`
+prints it) is in the fast path too when every line is in its strict grammar: `job_stats:`,
+`- job_id: <id>` (bare, or in double quotes; no `=`), two-space indented
+`snapshot_time`/`start_time`/`elapsed_time` lines and counters `<name>: { samples: N,
+unit: u[, min: N, max: N, sum: N[, sumsq: N]][, hist: { ... }] }`, or blank lines; each
+counter row takes its entry's job id, snapshot and the start time above it.
+
+Any other file (bare /proc files, skipped parameters, a line outside the grammar, an
+unreadable file) goes through the line parser, so the rows always equal
+`lustre_stats.parse_file`'s: the fast path only ever takes blocks whose values it computes
+identically. A capture is read in blocks that start at a header line (all parser state
+resets there) and handed on every `lustre_stats.CHUNK_ROWS` rows, so memory stays bounded
+whatever the file's size; a block outside the grammar after rows were handed on sends the
+rest of the file, from that block's header, through the line parser.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -49,6 +59,20 @@ _COUNTER = (rf"[A-Za-z_][A-Za-z0-9_]*{_SP}[0-9]{{1,18}}{_SP}samples(?:{_SP}\[[a-
             rf"(?:{_SP}{_INT}{_SP}{_INT}{_SP}{_INT}(?:{_SP}[0-9]{{1,30}}(?:\.[0-9]{{1,30}})?)?)?")
 GRAMMAR = f"^(?:{_HEADER}|{_TIME}|{_ELAPSED}|{_COUNTER}|)$"
 _TIME_VALUE = r"^(?P<secs>[0-9]+)(?:\.(?P<frac>[0-9]*))?$"
+
+# job_stats blocks (the YAML layouts of Lustre 2.12+ and the older `{ samples: N, unit: u }`)
+JOB_HEADER = r"^(?:obdfilter|mdt)\.(?P<target>[A-Za-z0-9_-]+)\.job_stats=$"
+_JOB_ID = r'(?P<id>"[^"=]*"|[^ "\'=][^ =]*)'       # `_unquote`d: bare, or in double quotes
+_JOB_SECS = r"(?P<v>[0-9]{1,11}(?:\.[0-9]{1,9})?)(?:" + _SP + r"(?P<u>secs\.[nu]secs))?"
+_JOB_TIME = r"^  (?P<name>snapshot_time|start_time|elapsed_time):" + _SP + _JOB_SECS + "$"
+JOB_OTHER = (r"^(?:job_stats:|- job_id:" + _SP + _JOB_ID + r"|  (?:snapshot_time|start_time|"
+             r"elapsed_time):" + _SP + _JOB_SECS + "|)$")
+_N18 = "-?[0-9]{1,18}"
+JOB_COUNTER = (
+    rf"^  (?P<name>[A-Za-z_][A-Za-z0-9_]*):{_SP}\{{ samples:{_SP}(?P<samples>[0-9]{{1,18}}), "
+    rf"unit:{_SP}(?P<unit>[a-z]+)(?:, min:{_SP}(?P<min>{_N18}), max:{_SP}(?P<max>{_N18}), "
+    rf"sum:{_SP}(?P<sum>{_N18})(?:, sumsq:{_SP}(?P<sumsq>[0-9]{{1,30}}))?)?"
+    rf"(?:, hist:{_SP}\{{[^{{}}]*\}})?{_SP}\}}$")
 _NONE_I64 = pa.scalar(None, pa.int64())
 
 
@@ -123,12 +147,116 @@ def _empty_snapshots(is_snap: pa.Array, is_hdr: pa.Array, is_ctr: pa.Array, clos
     return empty, np.searchsorted(group, group[empty], side="right") - 1
 
 
+def _optional(values: pa.Array, to: pa.DataType) -> pa.Array:
+    """A regex group's text cast to `to`, null where the group took no part ("")."""
+    return pc.cast(when(pc.equal(values, ""), pa.scalar(None, pa.string()), values), to)
+
+
+def _job_block(lines: pa.StringArray, server: str | None, file: str, schema: pa.Schema
+               ) -> tuple[pa.Table, int]:
+    """The counter rows of job_stats blocks (the first line a job_stats header) and the
+    number of repeated counters dropped (a counter seen before in the same entry); NotFast
+    when a line is outside the grammar or a time or counter comes before its entry's
+    job_id or snapshot_time (the line parser quarantines those)."""
+    # in the grammar only counter lines hold "{ samples:"; the others are few per entry
+    is_ctr = pc.match_substring(lines, "{ samples:")
+    rows = pc.indices_nonzero(is_ctr)
+    ctr = pc.extract_regex(pc.take(lines, rows), JOB_COUNTER)   # null where not a counter
+    is_hdr = pc.ends_with(lines, "=")
+    other = pc.invert(pc.or_(is_ctr, is_hdr))
+    h = pc.extract_regex(pc.filter(lines, is_hdr), JOB_HEADER)
+    if (ctr.null_count or h.null_count
+            or not pc.all(matches(pc.filter(lines, other), JOB_OTHER)).as_py()):
+        raise NotFast("a job_stats line outside the capture grammar")
+    is_job = pc.starts_with(lines, "- job_id:")
+    is_snap = pc.starts_with(lines, "  snapshot_time:")
+    is_start = pc.starts_with(lines, "  start_time:")
+    entry = _count(is_job)
+    # a line is in an entry when a job_id came after the last header (which resets all)
+    in_entry = pc.greater(_carry(when(is_job, entry, when(is_hdr, -1, _NONE_I64))), 0)
+    timed = pc.or_(is_snap, is_start)
+    if not pc.all(pc.or_(in_entry, pc.invert(pc.or_(timed, is_ctr)))).as_py():
+        raise NotFast("a job_stats time or counter before job_id")
+    t = pc.extract_regex(pc.filter(lines, timed), _JOB_TIME)
+    at_time = pc.replace_with_mask(pa.nulls(len(lines), pa.int64()), timed,
+                                   _micros(pc.struct_field(t, "v"), pc.struct_field(t, "u")))
+    # an entry's snapshot holds from its line to the next job_id or header; its start time
+    # from its line to the next snapshot_time, job_id or header (-1: none)
+    reset = pc.or_(is_job, is_hdr)
+    snapshot = _carry(when(is_snap, at_time, when(reset, -1, _NONE_I64)))
+    start = _carry(when(is_start, at_time, when(pc.or_(is_snap, reset), -1, _NONE_I64)))
+    if pc.any(pc.and_(pc.or_(is_start, is_ctr),
+                      pc.fill_null(pc.less(snapshot, 0), True))).as_py():
+        raise NotFast("a job_stats start_time or counter before snapshot_time")
+    start = when(pc.equal(start, -1), _NONE_I64, start)
+    token = pc.struct_field(pc.extract_regex(pc.filter(lines, is_job), "^- job_id:" + _SP
+                                             + _JOB_ID + "$"), "id")
+    ids = when(pc.starts_with(token, '"'), pc.utf8_slice_codeunits(token, 1, -1), token)
+    targets = pc.struct_field(h, "target")
+    fss = pa.array([lustre_stats.fs_of(x) for x in targets.to_pylist()], pa.string())
+
+    name = pc.struct_field(ctr, "name")
+    first = _first_of_each(pc.take(entry, rows), name)
+    dups = 0
+    if first is not None:
+        dups = len(rows) - len(first)
+        rows, ctr, name = pc.take(rows, first), pc.take(ctr, first), pc.take(name, first)
+    unit = pc.struct_field(ctr, "unit")
+    hdr_of = pc.take(pc.subtract(_count(is_hdr), 1), rows)
+    m = len(rows)
+    out = pa.Table.from_arrays([
+        pa.repeat(pa.scalar(server, pa.string()), m),
+        pc.take(targets, hdr_of),
+        pc.take(fss, hdr_of),
+        pa.repeat(pa.scalar("job", pa.string()), m),
+        pa.nulls(m, pa.string()),
+        pa.nulls(m, pa.string()),
+        pc.take(ids, pc.subtract(pc.take(entry, rows), 1)),
+        pc.take(snapshot, rows),
+        name,
+        pc.cast(pc.struct_field(ctr, "samples"), pa.int64()),
+        when(pc.equal(unit, "regs"), "reqs", unit),
+        _optional(pc.struct_field(ctr, "min"), pa.int64()),
+        _optional(pc.struct_field(ctr, "max"), pa.int64()),
+        _optional(pc.struct_field(ctr, "sum"), pa.int64()),
+        _optional(pc.struct_field(ctr, "sumsq"), pa.float64()),
+        pc.take(start, rows),
+        pa.repeat(pa.scalar(file, pa.string()), m),
+    ], schema=schema)
+    return out, dups
+
+
 def _block(lines: pa.StringArray, server: str | None, file: str,
            nid_map: Mapping[str, str] | None, schema: pa.Schema, closed: bool = False
            ) -> tuple[pa.Table, int]:
-    """The counter rows of one block (its first line a header), with a marker row per
-    snapshot without counters, and the number of repeated counters dropped; NotFast when a
-    line is outside the grammar. `closed`: more lines follow the block in its file."""
+    """The counter rows of a block of lines (its first line a header), and the number of
+    repeated counters dropped; NotFast when a line is outside the grammar. Runs of
+    job_stats parameters and of stats parameters are parsed each by their own grammar.
+    `closed`: more lines follow the block in its file."""
+    heads = pc.indices_nonzero(pc.ends_with(lines, "="))
+    if not len(heads) or heads[0].as_py() != 0:
+        raise NotFast("lines before the first header")
+    job = matches(pc.take(lines, heads), JOB_HEADER).to_numpy(zero_copy_only=False)
+    if not job.any():
+        return _stats_block(lines, server, file, nid_map, schema, closed)
+    at = heads.to_numpy()
+    cuts = [int(x) for x in at[np.r_[0, np.flatnonzero(np.diff(job)) + 1]]] + [len(lines)]
+    tables, dups = [], 0
+    for k, (a, b) in enumerate(itertools.pairwise(cuts)):
+        part = lines.slice(a, b - a)
+        t, d = (_job_block(part, server, file, schema) if job[np.searchsorted(at, a)]
+                else _stats_block(part, server, file, nid_map, schema,
+                                  closed or k < len(cuts) - 2))
+        tables.append(t)
+        dups += d
+    return pa.concat_tables(tables), dups
+
+
+def _stats_block(lines: pa.StringArray, server: str | None, file: str,
+                 nid_map: Mapping[str, str] | None, schema: pa.Schema, closed: bool
+                 ) -> tuple[pa.Table, int]:
+    """The rows of stats/md_stats/exports blocks (the first line a header), with a marker
+    row per snapshot without counters, and the number of repeated counters dropped."""
     if not pc.all(matches(lines, GRAMMAR)).as_py():
         raise NotFast("a line outside the capture grammar")
     is_hdr = pc.ends_with(lines, "=")
@@ -240,17 +368,20 @@ def parse_file_arrow(path: str | Path, *, server: str | None = None,
 def stream_file_arrow(path: str | Path, *, server: str | None = None,
                       nid_map: Mapping[str, str] | None = None
                       ) -> Iterator[tuple[pa.Table, tuple[list[Quarantined], ParseStats] | None]]:
-    """`parse_file_arrow` as a stream: (table, None) ... then (table, (quarantine, stats)).
-    A file outside the fast path's grammar (job_stats, a /proc tree file, a broken line)
-    goes through the line parser in chunks of `lustre_stats.CHUNK_ROWS` rows, so memory
-    does not grow with the file; a capture in the grammar comes whole."""
+    """`parse_file_arrow` as a stream: (table, None) ... then (table, (quarantine, stats)),
+    a table about every `lustre_stats.CHUNK_ROWS` rows, so memory does not grow with the
+    file. A file outside the fast path's grammar (a /proc tree file, a broken line) goes
+    through the line parser in chunks of that many rows; when the first block outside the
+    grammar comes after rows were handed on, the rest of the file from its header does."""
     schema = row_schema("raw_lustre_stats")
     file = str(path)
     stats = ParseStats(lustre_stats.SOURCE, files=1)
     spec, _ = lustre_stats._classify_path(file)
     if spec[0] == "skip":
         stats.extra["blocks_skipped"] = 1
-    tables, dups = [], 0
+    tables: list[pa.Table] = []
+    pending = dups = 0
+    handed = ParseStats(lustre_stats.SOURCE, files=1)    # what was handed on so far
     try:
         blocks = header_blocks(path)
         lines = next(blocks, None)
@@ -259,16 +390,40 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
             t, d = _block(lines, server, file, nid_map, schema, closed=after is not None)
             tables.append(t)
             dups += d
+            pending += t.num_rows
             stats.lines_read += len(lines)
+            stats.rows += t.num_rows
+            if pending >= lustre_stats.CHUNK_ROWS and after is not None:
+                yield pa.concat_tables(tables), None
+                tables, pending = [], 0
+                handed.lines_read, handed.rows = stats.lines_read, stats.rows
+                handed.extra["duplicate_counters"] = dups
             lines = after
     except NotFast:
         del tables
-        for rows, end in lustre_stats.stream_file(path, server=server, nid_map=nid_map):
-            yield rows_table(rows, schema), end
+        yield from _line_parser_rest(path, server, nid_map, schema, handed)
         return
     if dups:
         stats.extra["duplicate_counters"] = dups
     stats.lines_used = stats.lines_read
-    out = pa.concat_tables(tables) if tables else schema.empty_table()
-    stats.rows = out.num_rows
-    yield out, ([], stats)
+    yield (pa.concat_tables(tables) if tables else schema.empty_table()), ([], stats)
+
+
+def _line_parser_rest(path: str | Path, server: str | None, nid_map: Mapping[str, str] | None,
+                      schema: pa.Schema, handed: ParseStats
+                      ) -> Iterator[tuple[pa.Table, tuple[list[Quarantined], ParseStats] | None]]:
+    """The line parser's rows of the file after the `handed.lines_read` lines whose rows
+    the fast path handed on (all of it when none), its accounting plus theirs."""
+    skip = handed.lines_read
+    for rows, end in lustre_stats.stream_file(path, server=server, nid_map=nid_map,
+                                              skip_lines=skip):
+        if end is not None and skip:
+            st = end[1]
+            st.lines_read += skip
+            st.lines_used += skip
+            st.rows += handed.rows
+            dups = handed.extra.get("duplicate_counters", 0) + st.extra.get(
+                "duplicate_counters", 0)
+            if dups:
+                st.extra["duplicate_counters"] = dups
+        yield rows_table(rows, schema), end

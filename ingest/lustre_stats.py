@@ -26,6 +26,7 @@ exactly such a block); a bare stats file is its own whole block.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import zlib
@@ -438,17 +439,19 @@ def stream_lines(
     nid_map: Mapping[str, str] | None = None,
     path_hint: str | None = None,
     chunk_rows: int | None = None,
+    first_line_no: int = 1,
 ) -> Iterator[tuple[list[dict], tuple[list[Quarantined], ParseStats] | None]]:
     """`parse_lines` as a stream, so that memory does not grow with the file (a day of
     job_stats at 20,000 ids per OSS is gigabytes): (rows, None) every `chunk_rows` rows,
-    then (the last rows, (quarantined lines, stats))."""
+    then (the last rows, (quarantined lines, stats)). `first_line_no`: the file's line
+    number of the first line (the rest of a file whose start was parsed elsewhere)."""
     chunk_rows = chunk_rows or CHUNK_ROWS
     p = _Parser(file, server, nid_map)
     spec, target = _classify_path(path_hint if path_hint is not None else file)
     p.open_block(spec, target)
     quarantined: list[Quarantined] = []
     read = used = headers = rows = 0
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in enumerate(lines, first_line_no):
         read += 1
         if "=" in line:
             hdr = _header(line, p.mode != "skip")
@@ -520,8 +523,11 @@ def stream_file(
     server: str | None = None,
     nid_map: Mapping[str, str] | None = None,
     chunk_rows: int | None = None,
+    skip_lines: int = 0,
 ) -> Iterator[tuple[list[dict], tuple[list[Quarantined], ParseStats] | None]]:
-    """`parse_file` as a stream of row chunks (see `stream_lines`)."""
+    """`parse_file` as a stream of row chunks (see `stream_lines`); `skip_lines`: parse
+    only the lines after the first `skip_lines` (which must end at a header line: parser
+    state resets there), counting lines from the file's start."""
     file = str(path)
     errors: list[BaseException] = []
     try:
@@ -538,11 +544,15 @@ def stream_file(
         yield [], (q, stats)
         return
     with fh:
-        for chunk, end in stream_lines(_guarded(fh, errors), file, server=server,
-                                       nid_map=nid_map, path_hint=file, chunk_rows=chunk_rows):
+        lines = _guarded(fh, errors)
+        for _ in itertools.islice(lines, skip_lines):
+            pass
+        for chunk, end in stream_lines(lines, file, server=server, nid_map=nid_map,
+                                       path_hint=file, chunk_rows=chunk_rows,
+                                       first_line_no=skip_lines + 1):
             if end is not None and errors:
                 q, stats = end
-                _file_quarantine(stats, q, file, stats.lines_read + 1,
+                _file_quarantine(stats, q, file, skip_lines + stats.lines_read + 1,
                                  f"read error: {errors[0]}")
             yield chunk, end
 

@@ -1,7 +1,8 @@
 """The columnar fast path of Lustre captures equals the line parser, file by file.
 
-`lustre_columnar.parse_file_arrow` takes a capture whole when every line is in its strict
-grammar and hands any other file to `lustre_stats.parse_file`; these tests feed both the
+`lustre_columnar.parse_file_arrow` takes a capture (stats and job_stats blocks) when every
+line is in its strict grammar and hands any other file, or the rest of it from the first
+block outside the grammar, to `lustre_stats.parse_file`; these tests feed both the
 same files (clean captures with every quirk the grammar covers, files it must refuse,
 captures split across read blocks, gzip, truncated gzip, every real Lustre file in
 ../shared/realdata) and require the same rows, quarantine and accounting. Pure Python.
@@ -55,12 +56,54 @@ elapsed_time              100.7 secs.usecs
 obdfilter.fs2-OST0001.exports.12@gni1.stats=
 snapshot_time             1507593600.8 secs.usecs
 """
+# job_stats blocks in every construct of their grammar: a quoted and a bare id, nsecs and a
+# bare snapshot, start_time and elapsed_time, min/max/sum with and without sumsq, hist, the
+# old `{ samples: N, unit: reqs }`, [regs], a counter twice in one entry (first kept), an
+# entry without counters, blank lines, an MDT block, stats blocks between them
+JOBS = """\
+obdfilter.fs2-OST0001.job_stats=
+job_stats:
+- job_id:          "SLURM_JOB10:0:cn027"
+  snapshot_time:   1507593600.887515895 secs.nsecs
+  start_time:      1507590000.057286226 secs.nsecs
+  elapsed_time:    3600.830229669 secs.nsecs
+  read_bytes:      { samples:  0, unit: bytes, min:  0, max:  0, sum:  0, sumsq: 0, hist: {  } }
+  write_bytes:     { samples:  861, unit: bytes, min: 24576, max: 16777216, sum: 11025514496, \
+sumsq: 166242808078794752, hist: { 32K: 1, 64K: 1 } }
+  punch:           { samples:   85, unit: usecs, min:   96, max:  354, sum: 16840, sumsq: 3813568 }
+  punch:           { samples:   99, unit: usecs, min:   96, max:  354, sum: 16840, sumsq: 3813568 }
+- job_id:          4567890.sdb
+  snapshot_time:   1507593601
+
+  write_bytes:     { samples: 64575, unit: bytes, min: 4096, max: 4194304, sum: 215147593728 }
+  getattr:         { samples:     0, unit:  reqs }
+  statfs:          { samples:     2, unit:  regs }
+- job_id:          dd.0
+  snapshot_time:   1507593602.5 secs.usecs
+obdfilter.fs2-OST0001.stats=
+snapshot_time             1507593600.341749 secs.usecs
+preprw                    7944433 samples [reqs]
+mdt.fs3-MDT0000.job_stats=
+job_stats:
+- job_id:          4567890.sdb
+  snapshot_time:   1507593603.000000001 secs.nsecs
+  open:            { samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90 }
+"""
 # files the fast path must leave to the line parser, whole
 REFUSED = {
     "lines before the first header":
         "snapshot_time 1507593600.1 secs.usecs\nopen 1 samples [reqs]\n",
-    "job_stats": "obdfilter.fs-OST0000.job_stats=\njob_stats:\n- job_id: 1\n"
-                 "  snapshot_time: 1507593600\n  read_bytes: { samples: 1, unit: bytes }\n",
+    "a job_stats counter before its snapshot":
+        "obdfilter.fs-OST0000.job_stats=\njob_stats:\n- job_id: 1\n"
+        "  read_bytes: { samples: 1, unit: bytes }\n  snapshot_time: 1507593600\n",
+    "a job_stats counter before its job_id":
+        "obdfilter.fs-OST0000.job_stats=\njob_stats:\n  snapshot_time: 1507593600\n"
+        "  read_bytes: { samples: 1, unit: bytes }\n",
+    "a job_stats scalar": "obdfilter.fs-OST0000.job_stats=\njob_stats:\n- job_id: 1\n"
+                          "  job_name: a.out\n  snapshot_time: 1507593600\n",
+    "a job id with '='": "obdfilter.fs-OST0000.job_stats=\njob_stats:\n- job_id: a=b\n"
+                        "  snapshot_time: 1507593600\n  read_bytes: { samples: 1, unit: bytes }\n",
+    "an indented job_id": "obdfilter.fs-OST0000.job_stats=\njob_stats:\n  - job_id: 1\n",
     "a skipped parameter": "obdfilter.fs-OST0000.uuid=\nfs-OST0000_UUID\n",
     "a broken counter": "obdfilter.fs-OST0000.stats=\nsnapshot_time 1507593600.1 secs.usecs\n"
                         "read_bytes x samples [bytes]\n",
@@ -128,6 +171,63 @@ def test_capture_takes_the_fast_path_with_equal_rows(tmp_path):
          {"duplicate_counters": 1})
 
 
+def test_job_stats_take_the_fast_path_with_equal_rows(tmp_path):
+    """job_stats blocks (with stats blocks around them) are parsed column-wise, with the
+    line parser's rows, accounting and duplicate count; values checked by hand."""
+    f = tmp_path / "oss01" / "2017-10-10.txt"
+    f.parent.mkdir()
+    f.write_text(CAPTURE + JOBS)
+    assert assert_same(f, server="oss01", nid_map=NIDS)
+    table, q, st = lustre_columnar.parse_file_arrow(f, server="oss01", nid_map=NIDS)
+    jobs = [r for r in table.to_pylist() if r["kind"] == "job"]
+    assert [(r["job_id"], r["target"], r["counter"]) for r in jobs] == [
+        ("SLURM_JOB10:0:cn027", "fs2-OST0001", "read_bytes"),
+        ("SLURM_JOB10:0:cn027", "fs2-OST0001", "write_bytes"),
+        ("SLURM_JOB10:0:cn027", "fs2-OST0001", "punch"),
+        ("4567890.sdb", "fs2-OST0001", "write_bytes"),
+        ("4567890.sdb", "fs2-OST0001", "getattr"),
+        ("4567890.sdb", "fs2-OST0001", "statfs"),
+        ("4567890.sdb", "fs3-MDT0000", "open")]
+    w, p, g, o = jobs[1], jobs[2], jobs[4], jobs[6]
+    assert (w["snapshot_time"], w["start_time"], w["samples"], w["sum"], w["sumsq"]) == \
+        (1507593600_887515, 1507590000_057286, 861, 11025514496, 166242808078794752.0)
+    assert p["samples"] == 85                                  # the entry's first punch
+    assert (g["snapshot_time"], g["start_time"], g["unit"], g["min"], g["sum"]) == \
+        (1507593601_000000, None, "reqs", None, None)
+    assert jobs[5]["unit"] == "reqs"                           # [regs] as in stats
+    assert (o["fs"], o["nid"], o["node"], o["snapshot_time"]) == \
+        ("fs3", None, None, 1507593603_000000)
+    assert not q and st.extra == {"duplicate_counters": 2}     # CAPTURE's statfs, the punch
+    assert st.lines_read == st.lines_used == len((CAPTURE + JOBS).splitlines())
+
+
+def test_a_block_off_the_grammar_after_rows_were_handed_on(tmp_path, monkeypatch):
+    """A capture in the grammar is handed on in chunks of CHUNK_ROWS rows; a block outside
+    it further on sends the rest of the file, from that block's header, to the line
+    parser: together the rows, quarantine (file line numbers) and accounting of one
+    parse."""
+    broken = "obdfilter.fs-OST0000.stats=\nbroken line\n"
+    f = tmp_path / "oss1" / "cap.txt"
+    f.parent.mkdir()
+    f.write_text((CAPTURE + JOBS) * 4 + broken + CAPTURE + JOBS)
+    whole = lustre_stats.parse_file(f, server="oss1")
+    monkeypatch.setattr(lustre_stats, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(columnar, "BLOCK_CHARS", 900)
+    calls = []
+    orig = lustre_stats.stream_file
+    monkeypatch.setattr(lustre_stats, "stream_file",
+                        lambda *a, **k: calls.append(k["skip_lines"]) or orig(*a, **k))
+    chunks = list(lustre_columnar.stream_file_arrow(f, server="oss1"))
+    lines = len((CAPTURE + JOBS).splitlines())
+    assert len(calls) == 1 and 0 < calls[0] <= 4 * lines       # the rest, not the file
+    assert all(end is None for _, end in chunks[:-1])
+    q, st = chunks[-1][1]
+    assert [r for t, _ in chunks for r in t.to_pylist()] == \
+        rows_table(whole[0], SCHEMA).to_pylist()
+    assert (q, st) == (whole[1], whole[2])
+    assert [x.line_no for x in q] == [4 * lines + 2]
+
+
 def test_a_snapshot_without_counters_is_a_zero_marker(tmp_path):
     f = tmp_path / "cap.txt"
     f.write_text(CAPTURE * 2)
@@ -154,10 +254,11 @@ def test_a_bare_export_file_without_counters(realdata):
 
 
 def test_a_file_off_the_fast_path_streams_in_chunks(tmp_path, monkeypatch):
-    """A capture with job_stats (outside the fast path's grammar) is handed on in chunks of
-    CHUNK_ROWS rows, its quarantine and accounting with the last: together the rows of one
-    parse, with a broken line and a truncated gzip end as well."""
-    body = (CAPTURE + REFUSED["job_stats"] + "obdfilter.fs-OST0000.stats=\nbroken line\n") * 5
+    """A capture outside the fast path's grammar from its first block is handed on by the
+    line parser in chunks of CHUNK_ROWS rows, its quarantine and accounting with the last:
+    together the rows of one parse, with a broken line and a truncated gzip end as well."""
+    body = (REFUSED["a job_stats scalar"] + CAPTURE + JOBS
+            + "obdfilter.fs-OST0000.stats=\nbroken line\n") * 5
     gz = tmp_path / "oss1" / "cap.txt.gz"
     gz.parent.mkdir()
     gz.write_bytes(gzip.compress(body.encode())[:-20])
@@ -181,7 +282,7 @@ def test_files_outside_the_grammar_go_to_the_line_parser(tmp_path, case):
 
 
 def test_blocks_cut_at_headers_anywhere(tmp_path, monkeypatch):
-    big = CAPTURE * 40
+    big = (CAPTURE + JOBS) * 40
     f = tmp_path / "cap.txt"
     f.write_text(big)
     ref = assert_same(f, server="s", nid_map=NIDS)
