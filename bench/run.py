@@ -558,7 +558,7 @@ def main() -> int:
     print("\n".join("  " + ln for ln in lines))
     print(f"(benchmark took {time.time() - t0:.0f} s; load {os.getloadavg()[0]:.1f} at end)")
 
-    day_results = {
+    results = {
         "date": DATE.isoformat(), "site": SITE, "dense": not a.sparse,
         "run_at": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
@@ -566,7 +566,7 @@ def main() -> int:
         "sizes": {str(n): day_results(d) for n, d in days.items()},
         "targets": tres,
     }
-    save_results("dense" if not a.sparse else "sparse", day_results)
+    save_results("dense" if not a.sparse else "sparse", results)
     print(f"figures: {BENCH / 'results.json'}")
     return 0
 
