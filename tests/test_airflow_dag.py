@@ -21,7 +21,7 @@ from unittest import mock
 import pandas as pd
 import pytest
 
-from tests.conftest import C1_ONLY, FAST_JVM
+from tests.conftest import FAST_JVM
 from tests.spark_cluster import cluster, table  # noqa: F401 - cluster: a fixture
 from tests.test_packaging import _venv, wheel  # noqa: F401 - wheel: a fixture
 
@@ -253,7 +253,7 @@ def test_dag_runs_the_day_on_a_spark_cluster(airflow_db, archer_day, cluster, wh
            "LASSI_SPARK_DRIVER_MEMORY": "1g", "LASSI_SPARK_JAVA_OPTIONS": FAST_JVM,
            "LASSI_SUBMIT_CONF": f"spark.pyspark.python={bare},spark.executor.memory=1g,"
                                 "spark.sql.shuffle.partitions=3,spark.ui.enabled=false,"
-                                f"spark.executor.extraJavaOptions={C1_ONLY}",
+                                f"spark.executor.extraJavaOptions={FAST_JVM}",
            "LASSI_LOG_DIR": str(tmp_path / "logs"), "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_HOME": cluster_env["SPARK_HOME"], CONN_ENV: url,
            # Airflow creates no tasks for a (non-backfill) run dated before start_date

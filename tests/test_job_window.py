@@ -80,6 +80,33 @@ def windows(spark, tmp_path_factory):
             for r in rows}
 
 
+def test_a_day_without_job_stats_clears_its_job_window(spark, tmp_path):
+    """Captures re-ingested without job_stats: the stage says so and empties the partition
+    an earlier run wrote; a date without captures says that."""
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.warehouse import Warehouse
+    from lassi.risk.job_window import build_job_window
+
+    site = load_site("archer", nodes=8)
+    raw = tmp_path / "raw" / "oss1" / "2017-10-10.txt"
+    raw.parent.mkdir(parents=True)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    lines = _capture(0, site.window_s) + _capture(1, site.window_s)
+    # one window (captures 0 -> 1) for each id of capture 1: 4567890.sdb, cn00012, dd.0 and
+    # the recreated one (4567891.sdb is missing at capture 1)
+    for text, expected in (("\n".join(lines), 4),
+                           ("\n".join(x for x in lines if x.startswith(("obdfilter.fs2-OST0000.s",
+                                                                         "snapshot", "statfs"))),
+                            "no job_stats in the Lustre captures")):
+        raw.write_text(text + "\n")
+        ingest_source(spark, wh, site, "lustre", [str(raw.parent.parent)], DATE)
+        assert build_job_window(wh, site, DATE) == expected
+    assert not wh.has("job_window", DATE)
+    assert build_job_window(wh, site, DATE + dt.timedelta(days=3)) == \
+        "no Lustre captures (no job_stats)"
+
+
 def _reads(windows, job_id: str) -> list[tuple]:
     return [(w, r["read_kb"], r["read_ops"], r["resets"])
             for (j, w), r in sorted(windows.items()) if j == job_id]

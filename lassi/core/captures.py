@@ -31,6 +31,14 @@ def has_captures(wh: Warehouse, date: dt.date) -> bool:
     return any(wh.has("raw_lustre_stats", d) for d in capture_dates(date))
 
 
+def has_job_stats(wh: Warehouse, date: dt.date) -> bool:
+    """Whether the date's captures hold a job_stats entry: one scan of the `kind` column
+    that stops at the first, instead of the whole delta query on a day that has none."""
+    dates = [d for d in capture_dates(date) if wh.has("raw_lustre_stats", d)]
+    return bool(dates) and not (wh.read("raw_lustre_stats", dates)
+                                .filter(F.col("kind") == "job").select("kind").isEmpty())
+
+
 def node_windows(wh: Warehouse, site: Site, date: dt.date, by_target: bool = False) -> DataFrame:
     """node_window rows of `date` from raw_lustre_stats of its capture dates; with
     `by_target`, one row per Lustre target too (column `target`)."""

@@ -16,7 +16,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lassi.core.captures import has_captures, job_windows
+from lassi.core.captures import has_captures, has_job_stats, job_windows
 from lassi.core.config import Site
 from lassi.core.schemas import schema_of
 from lassi.core.settings import JobStats
@@ -42,9 +42,10 @@ def resolve_jobs(df: DataFrame, rule: JobStats) -> DataFrame:
 def build_job_window(wh: Warehouse, site: Site, date: dt.date) -> int | str:
     """Compute and write the date's job_window partition; returns its row count. A date
     without Lustre captures, or whose captures hold no job_stats, has none."""
-    if not has_captures(wh, date):
+    if not has_job_stats(wh, date):       # most sites: no delta query on a day without any
         wh.clear("job_window", [date])
-        return "no Lustre captures (no job_stats)"
+        return ("no job_stats in the Lustre captures" if has_captures(wh, date)
+                else "no Lustre captures (no job_stats)")
     names = schema_of("job_window").fieldNames()
     out = resolve_jobs(job_windows(wh, site, date), site.settings.jobstats).select(*names)
     wh.write(out, "job_window", [date])
