@@ -55,7 +55,8 @@ test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
 # dense ARCHER days (bench/run.py), Beacon trace compression (BEACON_BENCH_ARGS=--quick:
-# ~70 s), ingest rates per source, TaihuLight days with full traces (bench/taihulight_day.py),
+# ~70 s), TaihuLight days with full traces (bench/taihulight_day.py), ingest rates per source
+# (the 4,096-node day for the Beacon layers) and where a layer's ingest time goes,
 # Lustre job_stats with 20,000 ids per OSS (bench/jobstats_day.py; JOBSTATS_BENCH_ARGS=--hours 24)
 BENCH_ARGS ?=
 BEACON_BENCH_ARGS ?=
@@ -63,8 +64,9 @@ JOBSTATS_BENCH_ARGS ?=
 bench: java venv
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/beacon_compress.py $(BEACON_BENCH_ARGS)
-	$(PY) bench/ingest_rates.py
 	$(PY) bench/taihulight_day.py
+	$(PY) bench/ingest_rates.py
+	$(PY) bench/ingest_breakdown.py
 	$(PY) bench/jobstats_day.py $(JOBSTATS_BENCH_ARGS)
 
 lint: venv

@@ -11,12 +11,13 @@ printed: wall seconds, lines read, lines/s, and lines/s per core (wall x the cor
 had: `local[2]` here). CPU seconds of the JVM and workers are not split per source; the
 wall figure is the conservative one.
 
-Each site is measured at two sizes (ARCHER 256 and 1,024 nodes, TaihuLight 64 and 256):
+Each site is measured at two sizes (ARCHER 256 and 1,024 nodes, TaihuLight 64 and 4,096, the
+latter bench/taihulight_day.py's day, whose server-side layers are 8x those of 256 nodes):
 the larger day's figures, and the marginal rate between the two (extra lines / extra
 seconds: the per-line cost without an ingest's fixed cost).
 
 Usage: python bench/ingest_rates.py [--archer-nodes 256] [--tl-nodes 64] [--archer-big 1024]
-                                    [--tl-big 256] [--sources lustre,ost] [--fresh]
+                                    [--tl-big 4096] [--sources lustre,ost] [--fresh]
 """
 
 from __future__ import annotations
@@ -43,10 +44,14 @@ BEFORE = {"archer/lustre": 82192, "archer/pbs": 802, "archer/alps": 907, "archer
 
 
 def raw_day(site_name: str, nodes: int, fresh: bool) -> Path:
-    """The cached simulated day (simulated when missing): its raw folder."""
+    """The cached simulated day (simulated when missing): its raw folder. A day that
+    bench/taihulight_day.py cached (bench/cache/<site>-<nodes>) is used as it is."""
     from lassi.core.config import load_site
     from lassi.sim.runner import simulate
 
+    full = HERE / "cache" / f"{site_name}-{nodes}" / "raw"
+    if not fresh and (full / "truth.json").exists():
+        return full
     raw = CACHE / f"{site_name}-{nodes}" / "raw"
     if fresh or not (raw / "truth.json").exists():
         shutil.rmtree(raw, ignore_errors=True)
@@ -110,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tl-nodes", type=int, default=64)
     ap.add_argument("--archer-big", type=int, default=1024,
                     help="a larger day: the marginal rate between the two (0: none)")
-    ap.add_argument("--tl-big", type=int, default=256)
+    ap.add_argument("--tl-big", type=int, default=4096,
+                    help="bench/taihulight_day.py's full-trace day (simulated when missing)")
     ap.add_argument("--fresh", action="store_true", help="simulate the days again")
     ap.add_argument("--sources", help="comma-separated sources to measure (default: all)")
     args = ap.parse_args(argv)
