@@ -27,7 +27,6 @@ rest of the file, from that block's header, through the line parser.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -61,7 +60,6 @@ GRAMMAR = f"^(?:{_HEADER}|{_TIME}|{_ELAPSED}|{_COUNTER}|)$"
 _TIME_VALUE = r"^(?P<secs>[0-9]+)(?:\.(?P<frac>[0-9]*))?$"
 
 # job_stats blocks (the YAML layouts of Lustre 2.12+ and the older `{ samples: N, unit: u }`)
-MIN_JOB_LINES = 5000        # a shorter job_stats block sends its file to the line parser
 JOB_HEADER = r"^(?:obdfilter|mdt)\.(?P<target>[A-Za-z0-9_-]+)\.job_stats=$"
 _JOB_ID = r'(?P<id>"[^"=]*"|[^ "\'=][^ =]*)'       # `_unquote`d: bare, or in double quotes
 _JOB_SECS = r"(?P<v>[0-9]{1,11}(?:\.[0-9]{1,9})?)(?:" + _SP + r"(?P<u>secs\.[nu]secs))?"
@@ -224,46 +222,58 @@ def _job_block(lines: pa.StringArray, server: str | None, file: str, schema: pa.
         pc.take(start, rows),
         pa.repeat(pa.scalar(file, pa.string()), m),
     ], schema=schema)
-    return out, dups
+    return out, dups, rows.to_numpy().astype(np.int64)
 
 
 def _block(lines: pa.StringArray, server: str | None, file: str,
            nid_map: Mapping[str, str] | None, schema: pa.Schema, closed: bool = False
            ) -> tuple[pa.Table, int]:
-    """The counter rows of a block of lines (its first line a header), and the number of
-    repeated counters dropped; NotFast when a line is outside the grammar. Runs of
-    job_stats parameters and of stats parameters are parsed each by their own grammar.
-    `closed`: more lines follow the block in its file."""
+    """The counter rows of a block of lines (its first line a header), in line order, and
+    the number of repeated counters dropped; NotFast when a line is outside the grammar.
+    The runs of job_stats parameters and those of stats parameters are each gathered and
+    parsed in one pass of their own grammar (a header resets all state, so the runs of
+    one kind parse as one text): a capture with a small job_stats block per OST costs
+    two passes, not two per OST. `closed`: more lines follow the block in its file."""
     heads = pc.indices_nonzero(pc.ends_with(lines, "="))
     if not len(heads) or heads[0].as_py() != 0:
         raise NotFast("lines before the first header")
     job = matches(pc.take(lines, heads), JOB_HEADER).to_numpy(zero_copy_only=False)
     if not job.any():
-        return _stats_block(lines, server, file, nid_map, schema, closed)
-    at = heads.to_numpy()
-    cuts = [int(x) for x in at[np.r_[0, np.flatnonzero(np.diff(job)) + 1]]] + [len(lines)]
-    runs = np.diff(cuts)[job[np.searchsorted(at, cuts[:-1])]]
-    if runs.min() < MIN_JOB_LINES:
-        # a job_stats block costs ~100 Arrow calls whatever its size: with many small ones
-        # (one per OST per capture) the line parser is faster (measured: 7x on the tests'
-        # simulated job_stats days)
-        raise NotFast("small job_stats blocks")
-    tables, dups = [], 0
-    for k, (a, b) in enumerate(itertools.pairwise(cuts)):
-        part = lines.slice(a, b - a)
-        t, d = (_job_block(part, server, file, schema) if job[np.searchsorted(at, a)]
-                else _stats_block(part, server, file, nid_map, schema,
-                                  closed or k < len(cuts) - 2))
-        tables.append(t)
-        dups += d
-    return pa.concat_tables(tables), dups
+        return _stats_block(lines, server, file, nid_map, schema, closed)[:2]
+    if job.all():
+        t, d, _ = _job_block(lines, server, file, schema)
+        return t, d
+    at = heads.to_numpy().astype(np.int64)
+    cuts = np.r_[at[np.r_[0, np.flatnonzero(np.diff(job)) + 1]], len(lines)]
+    kind = job[np.searchsorted(at, cuts[:-1])]              # per run: job_stats or not
+    of_job = np.repeat(kind, np.diff(cuts))                 # per line
+    job_at, stats_at = np.flatnonzero(of_job), np.flatnonzero(~of_job)
+    jt, jd, jpos = _job_block(_gather(lines, job_at), server, file, schema)
+    # the stats lines end where the block ends only when its last run is a stats run
+    st, sd, spos = _stats_block(_gather(lines, stats_at), server, file, nid_map, schema,
+                                closed or bool(kind[-1]))
+    jpos, spos = job_at[jpos], stats_at[spos]
+    if not len(jpos) or not len(spos) or jpos[-1] < spos[0]:     # already in line order
+        return pa.concat_tables([jt, st]), jd + sd
+    if spos[-1] < jpos[0]:
+        return pa.concat_tables([st, jt]), jd + sd
+    order = np.argsort(np.r_[jpos, spos], kind="stable")
+    return pa.concat_tables([jt, st]).take(order), jd + sd
+
+
+def _gather(lines: pa.StringArray, at: np.ndarray) -> pa.StringArray:
+    """The lines at the sorted positions `at`: a slice when they are one run, no copy."""
+    if len(at) and at[-1] - at[0] + 1 == len(at):
+        return lines.slice(int(at[0]), len(at))
+    return pc.take(lines, pa.array(at))
 
 
 def _stats_block(lines: pa.StringArray, server: str | None, file: str,
                  nid_map: Mapping[str, str] | None, schema: pa.Schema, closed: bool
-                 ) -> tuple[pa.Table, int]:
+                 ) -> tuple[pa.Table, int, np.ndarray]:
     """The rows of stats/md_stats/exports blocks (the first line a header), with a marker
-    row per snapshot without counters, and the number of repeated counters dropped."""
+    row per snapshot without counters, the number of repeated counters dropped and each
+    row's line (index into `lines`; a marker's is its snapshot's last line)."""
     if not pc.all(matches(lines, GRAMMAR)).as_py():
         raise NotFast("a line outside the capture grammar")
     is_hdr = pc.ends_with(lines, "=")
@@ -357,7 +367,7 @@ def _stats_block(lines: pa.StringArray, server: str | None, file: str,
         pc.take(start, last),
         pa.repeat(pa.scalar(file, pa.string()), m),
     ], schema=schema)
-    return out, dups
+    return out, dups, last.to_numpy().astype(np.int64)
 
 
 def parse_file_arrow(path: str | Path, *, server: str | None = None,

@@ -21,10 +21,6 @@ from lassi.ingest.columnar import row_schema, rows_table
 SCHEMA = row_schema("raw_lustre_stats")
 
 
-@pytest.fixture(autouse=True)
-def _small_job_blocks(monkeypatch):
-    """The tests' job_stats blocks are small: take them in the fast path all the same."""
-    monkeypatch.setattr(lustre_columnar, "MIN_JOB_LINES", 0)
 NIDS = {"10.2.4.27": "cn027"}
 # every construct of the grammar: target stats, md_stats, exports with Cray and IP NIDs,
 # nsecs and usecs (a short usecs fraction counts microseconds), start_time after the first
@@ -331,10 +327,12 @@ def test_every_real_lustre_file(realdata):
     assert n > 100
 
 
-def test_small_job_stats_blocks_go_to_the_line_parser(tmp_path, monkeypatch):
-    """One job_stats block per OST and capture costs more in Arrow calls than the line
-    parser: a capture with blocks shorter than MIN_JOB_LINES goes to the line parser."""
-    monkeypatch.setattr(lustre_columnar, "MIN_JOB_LINES", 5000)
+def test_interleaved_small_job_stats_and_stats_blocks_take_the_fast_path(tmp_path):
+    """A capture of a stats block and a small job_stats block per target, captured three
+    times (the simulated servers' layout): both kinds are gathered into one pass each and
+    the rows come back in line order, equal to the line parser's."""
     f = tmp_path / "cap.txt"
-    f.write_text(CAPTURE + JOBS)
-    assert not assert_same(f, server="s")
+    f.write_text((CAPTURE + JOBS) * 3)
+    assert assert_same(f, server="s")
+
+
