@@ -19,8 +19,6 @@ from lassi.ingest import columnar, lustre_columnar, lustre_stats
 from lassi.ingest.columnar import row_schema, rows_table
 
 SCHEMA = row_schema("raw_lustre_stats")
-
-
 NIDS = {"10.2.4.27": "cn027"}
 # every construct of the grammar: target stats, md_stats, exports with Cray and IP NIDs,
 # nsecs and usecs (a short usecs fraction counts microseconds), start_time after the first
@@ -334,5 +332,3 @@ def test_interleaved_small_job_stats_and_stats_blocks_take_the_fast_path(tmp_pat
     f = tmp_path / "cap.txt"
     f.write_text((CAPTURE + JOBS) * 3)
     assert assert_same(f, server="s")
-
-
