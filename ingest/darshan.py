@@ -325,12 +325,19 @@ def _serve() -> None:
     """Worker loop (`python -c 'from lassi.ingest.darshan import _serve; _serve()'`): a path per
     stdin line -> a length-prefixed pickle of `_safe_parse(path)` on the original stdout.
 
-    Whatever darshan-util prints goes to stderr, so it cannot break the protocol."""
+    It writes READY once PyDarshan is imported, so that a log's timeout counts the read of
+    the log, not the interpreter's start. Whatever darshan-util prints goes to stderr, so
+    it cannot break the protocol."""
     import os
     import pickle
 
+    import darshan  # noqa: F401 - loaded before READY: the first log's clock starts after it
+    from darshan.backend import cffi_backend  # noqa: F401
+
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    out.write(READY)
+    out.flush()
     for line in sys.stdin:
         blob = pickle.dumps(_safe_parse(line.rstrip("\n")), protocol=pickle.HIGHEST_PROTOCOL)
         out.write(len(blob).to_bytes(8, "little") + blob)
@@ -339,6 +346,8 @@ def _serve() -> None:
 
 _CLEAN_FAILURES = ("no such file", "empty file")   # refused before darshan-util opened it
 TIMEOUT_S = 300.0     # one log; $LASSI_DARSHAN_TIMEOUT overrides (a hung read of a dead mount)
+START_S = 120.0       # a new worker's start (Python + PyDarshan), on a loaded node
+READY = b"LASSI-DARSHAN-READY\n"
 
 
 def timeout_s() -> float:
@@ -388,11 +397,28 @@ class IsolatedReader:
     def _worker(self):
         if self._proc is None or self._proc.poll() is not None:
             import subprocess
+            import time
 
-            self._proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 [sys.executable, "-c", "from lassi.ingest.darshan import _serve; _serve()"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 text=False, bufsize=0)
+            timed_out = False
+            try:
+                ready = _read_exact(proc.stdout.fileno(), len(READY),
+                                    time.monotonic() + START_S)
+            except _TimedOut:
+                ready, timed_out = b"", True
+            if ready != READY:
+                proc.kill()
+                code = proc.wait()
+                proc.stdin.close()
+                proc.stdout.close()
+                why = (f"it was not ready within {START_S:g} s" if timed_out
+                       else f"it exited with code {code}")
+                raise IngestError(f"the Darshan reader process ({sys.executable}) did not start:"
+                                  f" {why}; check that PyDarshan imports there")
+            self._proc = proc
         return self._proc
 
     def parse(self, path: str) -> tuple[str, Any]:
