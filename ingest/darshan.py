@@ -331,11 +331,11 @@ def _serve() -> None:
     import os
     import pickle
 
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                  # from here on, whatever is printed goes to stderr
     import darshan  # noqa: F401 - loaded before READY: the first log's clock starts after it
     from darshan.backend import cffi_backend  # noqa: F401
 
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
     out.write(READY)
     out.flush()
     for line in sys.stdin:
@@ -384,6 +384,26 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     return bytes(out)
 
 
+def _await_ready(fd: int, deadline: float) -> bool:
+    """Read a new worker's output up to READY: True, or False when it ended first. Whatever
+    the interpreter printed before `_serve` took over stdout (a site's sitecustomize, say)
+    comes first and is skipped."""
+    import os
+    import select
+    import time
+
+    seen = b""
+    while not seen.endswith(READY):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise _TimedOut
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return False
+        seen = (seen + chunk)[-len(READY):]
+    return True
+
+
 class IsolatedReader:
     """Parse logs in one worker process, restarted after a log that kills it or that
     darshan-util failed to read (a corrupt log can damage the worker's heap: the next log
@@ -405,11 +425,10 @@ class IsolatedReader:
                 text=False, bufsize=0)
             timed_out = False
             try:
-                ready = _read_exact(proc.stdout.fileno(), len(READY),
-                                    time.monotonic() + START_S)
+                ready = _await_ready(proc.stdout.fileno(), time.monotonic() + START_S)
             except _TimedOut:
-                ready, timed_out = b"", True
-            if ready != READY:
+                ready, timed_out = False, True
+            if not ready:
                 proc.kill()
                 code = proc.wait()
                 proc.stdin.close()
