@@ -388,20 +388,25 @@ def _await_ready(fd: int, deadline: float) -> bool:
     """Read a new worker's output up to READY: True, or False when it ended first. Whatever
     the interpreter printed before `_serve` took over stdout (a site's sitecustomize, say)
     comes first and is skipped."""
-    import os
-    import select
-    import time
-
     seen = b""
     while not seen.endswith(READY):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise _TimedOut
-        chunk = os.read(fd, 4096)
-        if not chunk:
+        byte = _read_exact(fd, 1, deadline)
+        if not byte:
             return False
-        seen = (seen + chunk)[-len(READY):]
+        seen = (seen + byte)[-len(READY):]
     return True
+
+
+def _stop(proc) -> int:
+    """Kill a worker at once, reap it and close its pipes; its exit status."""
+    proc.kill()
+    code = proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            pipe.close()
+        except OSError:
+            pass
+    return code
 
 
 class IsolatedReader:
@@ -429,10 +434,7 @@ class IsolatedReader:
             except _TimedOut:
                 ready, timed_out = False, True
             if not ready:
-                proc.kill()
-                code = proc.wait()
-                proc.stdin.close()
-                proc.stdout.close()
+                code = _stop(proc)
                 why = (f"it was not ready within {START_S:g} s" if timed_out
                        else f"it exited with code {code}")
                 raise IngestError(f"the Darshan reader process ({sys.executable}) did not start:"
@@ -475,13 +477,7 @@ class IsolatedReader:
         """Kill the worker at once (it hangs)."""
         if self._proc is not None:
             proc, self._proc = self._proc, None
-            proc.kill()
-            proc.wait()
-            for pipe in (proc.stdin, proc.stdout):
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
+            _stop(proc)
 
     def close(self) -> None:
         """Stop the worker."""
