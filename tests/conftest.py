@@ -116,10 +116,29 @@ class MariaDbServer:
         self.server, self.base = server, Path(tempfile.mkdtemp(prefix="lassi-mariadb-"))
         self.port, self.proc = _free_port(), None
         self.args = {"host": "127.0.0.1", "port": self.port, "user": "root", "password": ""}
-        subprocess.run([install, f"--datadir={self.base / 'data'}",
-                        "--auth-root-authentication-method=normal", "--skip-test-db",
-                        "--user=" + os.environ.get("USER", "root")],
-                       check=True, capture_output=True)
+        self._install_db(install)
+
+    def _install_db(self, install: str | None) -> None:
+        """Create the system tables in a new datadir, with none of the machine's option
+        files (`--no-defaults`) and no host name lookup (`--force`: the tests reach the
+        server by IP only). Tried twice; a failure names the tool's last lines and the free
+        disk."""
+        if install is None:
+            pytest.fail("mariadb-install-db not found: run `make test` (it installs "
+                        "mariadb-server)")
+        data, failures = self.base / "data", []
+        for _attempt in range(2):           # once more in a clean datadir (CI saw exit 1)
+            shutil.rmtree(data, ignore_errors=True)
+            p = subprocess.run([install, "--no-defaults", f"--datadir={data}",
+                                "--auth-root-authentication-method=normal", "--skip-test-db",
+                                "--force", "--user=" + os.environ.get("USER", "root")],
+                               capture_output=True, text=True)
+            if p.returncode == 0:
+                return
+            free = shutil.disk_usage(self.base).free / 2**20
+            tail = "\n".join((p.stdout + p.stderr).strip().splitlines()[-20:])
+            failures.append(f"exit {p.returncode}, {free:,.0f} MiB free:\n{tail}")
+        pytest.fail(f"{install} failed twice under {self.base}:\n" + "\n".join(failures))
 
     def start(self) -> None:
         """Start the server and wait until it answers (60 s at most)."""
