@@ -33,6 +33,21 @@ def _fast_jvm() -> str:
 
 FAST_JVM = _fast_jvm()
 
+# The shared sessions' SQL settings for the tests' small data. A JFR profile of the shared
+# sessions over the whole suite (session 24) found a third of their sampled JVM time in
+# code generation, 24 % of it compiling generated Java with Janino: a daily run of the 4-node
+# day compiles ~1,160 classes, and Spark's default cache of 100 generated classes kept
+# almost none of them for the next test. With 10,000 the same run again compiles ~40; with
+# whole-stage code generation off (per-expression classes, smaller and faster to compile;
+# the interpreted operators cost nothing on rows this few) a cold run's JVM takes 67 s CPU
+# instead of 84. The product keeps Spark's defaults (whole-stage code is what large days
+# need); the DAG test on the cluster runs with them and must give the same tables
+# as the shared session's run.
+SMALL_DATA_SQL = {"spark.sql.codegen.cache.maxEntries": "10000",
+                  "spark.sql.codegen.wholeStage": "false"}
+# the same as `$LASSI_SPARK_CONF` items, for the tests' `lassi` commands
+SMALL_DATA_CONF = ",".join(f"{k}={v}" for k, v in SMALL_DATA_SQL.items())
+
 
 # The longest test files (measured with --durations), run first: `make test` spreads whole
 # files over the workers in collection order (--no-loadscope-reorder), so starting these
@@ -72,8 +87,13 @@ def spark():
     from lassi.core.spark import get_spark
 
     java = spark_defaults().get("spark.driver.extraJavaOptions", "")
+    if os.environ.get("LASSI_TEST_JFR"):   # a folder: record where the session's JVM time goes
+        who = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        java += (" -XX:StartFlightRecording:settings=profile,filename="
+                 f"{os.environ['LASSI_TEST_JFR']}/{who}.jfr")
     s = get_spark("lassi-tests", master="local[2]",
-                  extra={"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
+                  extra={**SMALL_DATA_SQL,
+                         "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
                          "spark.driver.memory": "2g",
                          "spark.driver.extraJavaOptions": f"{java} {C1_ONLY}".strip()})
     yield s
