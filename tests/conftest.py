@@ -45,8 +45,6 @@ FAST_JVM = _fast_jvm()
 # as the shared session's run.
 SMALL_DATA_SQL = {"spark.sql.codegen.cache.maxEntries": "10000",
                   "spark.sql.codegen.wholeStage": "false"}
-# the same as `$LASSI_SPARK_CONF` items, for the tests' `lassi` commands
-SMALL_DATA_CONF = ",".join(f"{k}={v}" for k, v in SMALL_DATA_SQL.items())
 
 
 # The longest test files (measured with --durations), run first: `make test` spreads whole

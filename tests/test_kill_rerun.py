@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from tests.conftest import FAST_JVM, SMALL_DATA_CONF
+from tests.conftest import FAST_JVM
 from tests.spark_cluster import table
 from tests.test_packaging import _env
 
@@ -67,8 +67,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
     ingest = [sys.executable, "-m", "lassi.cli", "ingest", *common]
     argv = [sys.executable, "-m", "lassi.cli", "run", "daily", *common, *STAGES]
     env = {**_env(tmp_path), "LASSI_SPARK_CONF": (
-        f"{SMALL_DATA_CONF},spark.driver.memory=1g,spark.sql.shuffle.partitions=4,"
-        "spark.ui.enabled=false,"
+        "spark.driver.memory=1g,spark.sql.shuffle.partitions=4,spark.ui.enabled=false,"
         f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}")}
 
     def logged(prefix: str) -> Callable[[list[str]], bool]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import C1_ONLY, SMALL_DATA_CONF
+from tests.conftest import C1_ONLY
 
 REPO = Path(__file__).resolve().parents[1]
 DATE = dt.date(2017, 10, 10)
@@ -123,8 +123,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("LASSI_", "PYSPARK_", "PYTHON", "SPARK_HOME"))}
     env.update(LASSI_SPARK_MASTER="local[2]", LASSI_LOG_DIR=str(tmp_path / "logs"),
-               LASSI_SPARK_CONF=f"{SMALL_DATA_CONF},spark.driver.memory=1g,"
-                                "spark.sql.shuffle.partitions=4,"
+               LASSI_SPARK_CONF="spark.driver.memory=1g,spark.sql.shuffle.partitions=4,"
                                 "spark.ui.enabled=false,spark.driver.extraJavaOptions="
                                 f"-Duser.timezone=UTC {C1_ONLY}")
     return env
