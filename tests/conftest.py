@@ -35,14 +35,14 @@ FAST_JVM = _fast_jvm()
 
 # The shared sessions' SQL settings for the tests' small data. A JFR profile of the shared
 # sessions over the whole suite (session 24) found a third of their sampled JVM time in
-# code generation, 24 % of it compiling generated Java with Janino: a daily run of the 4-node
+# code generation (24 % compiling generated Java with Janino): a daily run of the 4-node
 # day compiles ~1,160 classes, and Spark's default cache of 100 generated classes kept
-# almost none of them for the next test. With 10,000 the same run again compiles ~40; with
-# whole-stage code generation off (per-expression classes, smaller and faster to compile;
-# the interpreted operators cost nothing on rows this few) a cold run's JVM takes 67 s CPU
-# instead of 84. The product keeps Spark's defaults (whole-stage code is what large days
-# need); the DAG test on the cluster runs with them and must give the same tables
-# as the shared session's run.
+# almost none of them for the next test. With a cache of 5,000 the same run repeated
+# compiled 92, then 36 classes; with whole-stage code generation off as well
+# (per-expression classes, smaller and quicker to compile; interpreted operators cost
+# nothing on rows this few) a cold run's JVM took 67 s CPU instead of 84. The product keeps
+# Spark's defaults (whole-stage code is what large days need); the DAG test on the cluster
+# runs with them and must give the same tables as the shared session's run.
 SMALL_DATA_SQL = {"spark.sql.codegen.cache.maxEntries": "10000",
                   "spark.sql.codegen.wholeStage": "false"}
 
