@@ -19,8 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 # seconds: C1 JIT only cuts their wall time by a third (measured: 83 s -> 53 s on two files).
 # With C1 only the JVM reserves a 48 MB code cache (not tiered's 240 MB); a worker's shared
 # session compiles the whole suite's queries and once ran out ("Out of space in CodeCache
-# for adapters", session 15), so the cache keeps the tiered size.
-C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# for adapters", session 15), so the cache keeps the tiered size. The parallel (throughput)
+# GC, not G1: G1's concurrent marking took 13 % of a shared session's JVM CPU (session 25:
+# three ingest + daily + report rounds of the 4-node day, 170 JVM CPU-s with the parallel
+# GC against 178-206 s with G1), and the whole suite took 1,727 busy CPU-s instead of 2,009.
+C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseParallelGC"
 
 
 def _fast_jvm() -> str:
