@@ -19,8 +19,9 @@ _depth: dict[int, int] = {}
 
 
 def temp_views(spark: SparkSession) -> list[str]:
-    """Names of the session's temporary views."""
-    return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+    """Names of the session's temporary views. `SHOW VIEWS`, not `catalog.listTables()`:
+    23 ms instead of 150-230 ms with ten views (session 25), and every stage asks twice."""
+    return [r.viewName for r in spark.sql("SHOW VIEWS").collect() if r.isTemporary]
 
 
 def _drop_all(spark: SparkSession) -> None:
