@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 F = TypeVar("F", bound=Callable)
@@ -20,13 +19,10 @@ _depth: dict[int, int] = {}
 
 
 def temp_views(spark: SparkSession) -> list[str]:
-    """Names of the session's temporary views. `SHOW VIEWS`, not `catalog.listTables()`:
-    23 ms instead of 150-230 ms with ten views (session 25), and every stage asks twice.
-    A current catalog that cannot show views (a site's own v2 catalog) gets the slow way."""
-    try:
-        rows = spark.sql("SHOW VIEWS").collect()
-    except AnalysisException:
-        return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+    """Names of the session's temporary views (a stage's few; every stage asks twice).
+    `SHOW VIEWS` in the session catalog, whatever catalog is current, not
+    `catalog.listTables()`: 23-48 ms instead of 150-230 ms with ten views (session 25)."""
+    rows = spark.sql("SHOW VIEWS IN spark_catalog.default").collect()
     return [r.viewName for r in rows if r.isTemporary]
 
 
