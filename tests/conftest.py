@@ -238,6 +238,7 @@ class SharedDay:
     date: dt.date
     raw: Path
     warehouse: Path
+    ingest_stats: tuple = ()          # the ParseStats of its ingest_raw, one per source
 
 
 def _shared_root(tmp_path_factory) -> Path:
@@ -264,7 +265,11 @@ def _build_once(root: Path, name: str, build) -> None:
 def archer_day(spark, tmp_path_factory) -> SharedDay:
     """A 4-node ARCHER day (seed 3, no TOKIO sources) simulated, ingested in-process and run
     through every daily stage once per test run (`_build_once`). The clean run that the DAG
-    test (on a Spark cluster), test_kill_rerun and test_job_window compare with."""
+    test (on a Spark cluster), test_kill_rerun and test_job_window compare with, and whose
+    ingest and LASSi tables test_node_window checks against the simulator's truth."""
+    import dataclasses
+    import pickle
+
     from lassi.ingest.runner import ingest_raw
 
     from lassi.core.config import load_site
@@ -275,15 +280,17 @@ def archer_day(spark, tmp_path_factory) -> SharedDay:
     root = _shared_root(tmp_path_factory)
     day = SharedDay("archer", 4, ARCHER_DAY, root / "archer4" / "raw", root / "archer4" / "wh")
 
-    def build(_folder: Path) -> None:
+    def build(folder: Path) -> None:
         site = load_site(day.site_name, nodes=day.nodes)
         simulate(site, day.date, 1, 3, day.raw, tokio=False)
         wh = Warehouse(spark, str(day.warehouse))
-        ingest_raw(spark, wh, site, day.raw, day.date)
+        stats = ingest_raw(spark, wh, site, day.raw, day.date)
+        (folder / "ingest.pickle").write_bytes(pickle.dumps(tuple(stats)))
         list(run_daily(wh, site, day.date))
 
     _build_once(root, "archer4", build)
-    return day
+    stats = pickle.loads((root / "archer4" / "ingest.pickle").read_bytes())
+    return dataclasses.replace(day, ingest_stats=stats)
 
 
 # --- a simulated TaihuLight history with full traces, shared the same way ---------------------

@@ -310,7 +310,8 @@ def test_simulated_archer_captures(tmp_path):
     from lassi.core.config import load_site
     from lassi.sim.runner import simulate
 
-    simulate(load_site("archer", nodes=8), dt.date(2017, 10, 10), 1, 3, tmp_path / "raw")
+    simulate(load_site("archer", nodes=8), dt.date(2017, 10, 10), 1, 3, tmp_path / "raw",
+             tokio=False)
     files = sorted(p for p in (tmp_path / "raw" / "lustre").rglob("*") if p.is_file())
     assert len(files) >= 4
     assert all(assert_same(f, server=f.parent.name) for f in files)
