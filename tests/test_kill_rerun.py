@@ -3,11 +3,12 @@
 One warehouse, one simulated 4-node ARCHER day. Each command runs in a process group of
 its own (the Python driver and its JVM) and is killed at a point read from what it does,
 never after a sleep: `lassi ingest --raw RAW` when its log says the Lustre statistics were
-written (mid-ingest, the schedulers and the ledger not yet), then `lassi run daily --raw
-RAW --stage node_window --stage app_hour` (ingest, then LASSi's first two stages) when
+written (mid-ingest, the schedulers and the ledger not yet), then `lassi run daily --stage
+node_window --stage app_hour` (an admin's run on what the crashed ingest left) when
 node_window's staged write appears under `_staging/` (mid-write); each next run starts on
 what the killed one left (a writer lock of a dead pid, staged files, half the day). The
-last run completes, and every table then equals the clean in-process run's, sorted,
+last run, `lassi run daily --raw RAW` with the same stages (ingest, then LASSi's first two
+stages), completes, and every table then equals the clean in-process run's, sorted,
 without the columns that date a run; no `_staging`, `_trash` or lock file is left.
 """
 
@@ -65,6 +66,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
     common = ["--raw", str(raw), "--date", DATE.isoformat(), "--warehouse", str(wh),
               "--site", "archer", "--nodes", "4"]
     ingest = [sys.executable, "-m", "lassi.cli", "ingest", *common]
+    stages = [sys.executable, "-m", "lassi.cli", "run", "daily", *common[2:], *STAGES]
     argv = [sys.executable, "-m", "lassi.cli", "run", "daily", *common, *STAGES]
     env = {**_env(tmp_path), "LASSI_SPARK_CONF": (
         "spark.driver.memory=1g,spark.sql.shuffle.partitions=4,spark.ui.enabled=false,"
@@ -77,7 +79,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
         return lambda _: (wh / "_staging" / table).exists()
 
     for cmd, point, when in ((ingest, "after the Lustre ingest", logged("lustre: ")),
-                             (argv, "mid-write of node_window", staging("node_window"))):
+                             (stages, "mid-write of node_window", staging("node_window"))):
         t = time.time()
         rc, lines = run_until(cmd, env, when)
         assert rc == -signal.SIGKILL, f"not killed {point}: the run ended first"
