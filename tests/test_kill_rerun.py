@@ -67,7 +67,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
               "--site", "archer", "--nodes", "4"]
     ingest = [sys.executable, "-m", "lassi.cli", "ingest", *common]
     stages = [sys.executable, "-m", "lassi.cli", "run", "daily", *common[2:], *STAGES]
-    argv = [sys.executable, "-m", "lassi.cli", "run", "daily", *common, *STAGES]
+    rerun = [sys.executable, "-m", "lassi.cli", "run", "daily", *common, *STAGES]
     env = {**_env(tmp_path), "LASSI_SPARK_CONF": (
         "spark.driver.memory=1g,spark.sql.shuffle.partitions=4,spark.ui.enabled=false,"
         f"spark.driver.extraJavaOptions=-Duser.timezone=UTC {FAST_JVM}")}
@@ -87,7 +87,7 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
               "log lines")
     assert (wh / "_lock" / "writer").exists()             # a dead holder's lock stays
     t = time.time()
-    rc, lines = run_until(argv, env, lambda _: False)
+    rc, lines = run_until(rerun, env, lambda _: False)
     print(f"the rerun: {time.time() - t:.0f} s")
     assert rc == 0 and any(line.startswith("app_hour: ") for line in lines), lines
 

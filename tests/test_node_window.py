@@ -81,17 +81,9 @@ def test_node_window_hours_equal_truth(day):
             assert (got[h][c] if h in got else 0) == want[h][c], (h, c)
 
 
-@pytest.fixture(scope="module")
-def metrics(day):
-    """The day's LASSi tables (app_hour, run_slowdown): the shared day ran every daily
-    stage (conftest.archer_day)."""
-    site, wh, truth, _ = day
-    return site, wh, truth
-
-
-def test_app_hour_equals_truth(metrics):
+def test_app_hour_equals_truth(day):
     """Every (run, filesystem, hour) of the truth with I/O is one app_hour row, exactly."""
-    _, wh, truth = metrics
+    _, wh, truth, _ = day
     got = {(r["app_id"], r["fs"], r["hour"].hour): r for r in wh.read("app_hour", [DATE])
            .select("app_id", "fs", "hour", *ALL_COUNTERS).collect()}
     seen = set()
@@ -107,9 +99,9 @@ def test_app_hour_equals_truth(metrics):
     assert all(not any(row[c] for c in ALL_COUNTERS) for k, row in got.items() if k not in seen)
 
 
-def test_aggressors_lead_their_hours(metrics):
+def test_aggressors_lead_their_hours(day):
     """In every hour an aggressor runs for at least half of, it has the hour's top risk."""
-    _, wh, truth = metrics
+    _, wh, truth, _ = day
     kind = {r["app_id"]: r["aggressor"] for r in truth["runs"]}
     ah = wh.read("app_hour", [DATE]).select(
         "app_id", "fs", "hour", "n_nodes", "node_windows", "risk_oss", "risk_mds").collect()
@@ -129,9 +121,9 @@ def test_aggressors_lead_their_hours(metrics):
     assert checked >= 4
 
 
-def test_slowdown_flags_follow_runtime(metrics):
+def test_slowdown_flags_follow_runtime(day):
     """run_slowdown's slowdown = runtime / mean runtime of the same command, from the truth."""
-    site, wh, truth = metrics
+    site, wh, truth, _ = day
     runs = {r.app_id: r for r in wh.read("run_slowdown", [DATE]).filter("source = 'alps'")
             .collect()}
     groups: dict = collections.defaultdict(list)

@@ -43,4 +43,3 @@ def test_views_are_dropped_when_the_stage_fails(spark):
     except ValueError:
         pass
     assert "half_done" not in temp_views(spark)
-
