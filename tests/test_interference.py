@@ -5,6 +5,7 @@ accuracy on a small seeded simulated TaihuLight day."""
 import datetime as dt
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lassi.core.config import load_site
@@ -43,9 +44,14 @@ EXPECTED = {"A": "N:1", "E": "high MDOPS", "G": "system anomaly", "H": "unknown"
             "I": "high bandwidth", "L": "mix", "N": "multiple jobs", "R": "system anomaly"}
 
 
-@pytest.fixture
-def day(warehouse):
-    spark, wh = warehouse.spark, warehouse
+@pytest.fixture(scope="module")
+def day(spark, tmp_path_factory):
+    """(site, warehouse) of the hand-made day, with `interference` built once: the tests
+    read it (test_rerun_is_idempotent builds it again)."""
+    from lassi.beacon.interference import build_interference
+    from lassi.core.warehouse import Warehouse
+
+    wh = Warehouse(spark, str(tmp_path_factory.mktemp("interference") / "wh"))
     site = load_site("taihulight", nodes=2048)
     jobs = [_job("A", "fwd000"), _job("B", "fwd000", "N:1", 1e8),
             _job("E", "fwd001"), _job("D", "fwd001", mdops=500.0),
@@ -80,14 +86,11 @@ def day(warehouse):
                                 (phases, IO_PHASE, "io_phase"), (anomaly, ANOMALY, "anomaly"),
                                 (comp, COMPONENT_ANOMALY, "component_anomaly")]:
         wh.write(spark.createDataFrame(rows, schema), table, [DAY])
-    return site, wh
+    return site, wh, build_interference(wh, site, DAY)
 
 
 def test_one_cause_per_abnormal_job(day):
-    from lassi.beacon.interference import build_interference
-
-    site, wh = day
-    summary = build_interference(wh, site, DAY)
+    _, wh, summary = day
     assert summary.startswith("8 abnormal jobs")
     rows = wh.read("interference", [DAY]).toPandas()
     cause = rows.groupby("job_id")["cause"].first().to_dict()
@@ -105,12 +108,15 @@ def test_one_cause_per_abnormal_job(day):
 def test_rerun_is_idempotent(day):
     from lassi.beacon.interference import build_interference
 
-    site, wh = day
+    site, wh, _ = day
+    first = wh.read("interference", [DAY]).toPandas()
     build_interference(wh, site, DAY)
-    first = wh.read("interference", [DAY]).count()
-    build_interference(wh, site, DAY)
+    again = wh.read("interference", [DAY]).toPandas()
     # one row per (job, neighbour); G and H once without a neighbour
-    assert wh.read("interference", [DAY]).count() == first == 10
+    assert len(again) == len(first) == 10
+    key = ["job_id", "neighbour"]
+    pd.testing.assert_frame_equal(first.sort_values(key).reset_index(drop=True),
+                                  again.sort_values(key).reset_index(drop=True))
 
 
 def _run(no, job, mode="N:N", features=None, neighbours=(), components=(), **kw):
@@ -152,11 +158,9 @@ def test_fig12_truth_cause():
 
 def test_cause_accuracy_against_truth(day):
     """evaluate_interference: 3-class accuracy and the 8-way Fig. 12 confusion."""
-    from lassi.beacon.interference import build_interference
     from lassi.evaluate.scores import evaluate_interference, table
 
-    site, wh = day
-    build_interference(wh, site, DAY)
+    _, wh, _ = day
     runs = {j: _run(i, j, features=[]) for i, j in enumerate("ABCDEGHIJKLMNPQRS")}
     no = {j: r["run_no"] for j, r in runs.items()}
     runs["B"]["features"] = ["N:1"]
