@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint java mariadb venv clean
+.PHONY: demo test bench suite-profile lint java mariadb venv clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,13 @@ bench: java venv
 	$(PY) bench/ingest_rates.py
 	$(PY) bench/ingest_breakdown.py
 	$(PY) bench/jobstats_day.py $(JOBSTATS_BENCH_ARGS)
+
+# never in CI: the suite as `make test` runs it, with its wall time, busy CPU and steal, and
+# the CPU seconds of every test file (bench/suite_profile.py; e.g. SUITE_ARGS=tests/test_x.py)
+SUITE_ARGS ?=
+suite-profile: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
+	-$(VENV)/bin/lassi jvm-archive --if-missing
+	$(PY) bench/suite_profile.py $(SUITE_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,100 @@
+"""`make suite-profile`: where the test suite's time goes. It prints figures and asserts nothing.
+
+It runs the suite the way `make test` does, and prints:
+- the wall time;
+- the machine's busy CPU seconds and the CPU time the hypervisor took (steal), from
+  /proc/stat;
+- a calibration loop timed before the run: runs of different days on one virtual
+  machine differ by ±10 %, and the loop shows how fast the machine was;
+- the CPU seconds of every test file (bench/suite_cpu_plugin.py), sorted.
+
+The suite is CPU-bound (both workers busy to the end), so the busy CPU seconds measure
+a change, not per-test durations (README, Tests). Extra arguments go to pytest, e.g.
+`SUITE_ARGS="tests/test_io_phase.py"`. The figures also go to
+bench/cache/suite_profile.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "cache" / "suite_profile.json"
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(busy, steal) clock ticks of the whole machine since boot (/proc/stat)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = f[:8]
+    return user + nice + system + irq + softirq, steal
+
+
+def calibration_s() -> float:
+    """CPU seconds of a fixed pure-Python loop: how fast this machine is right now."""
+    t = time.process_time()
+    s = 0
+    for i in range(20_000_000):
+        s += i
+    return time.process_time() - t
+
+
+def workers() -> int:
+    """One pytest worker per core, at most 4 (the Makefile's TEST_WORKERS)."""
+    return min(os.cpu_count() or 2, 4)
+
+
+def run(args: list[str]) -> dict:
+    tick = os.sysconf("SC_CLK_TCK")
+    calib = calibration_s()
+    with tempfile.TemporaryDirectory(prefix="suite-cpu-") as out:
+        env = {**os.environ, "SUITE_CPU_OUT": out,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
+                                                          os.environ.get("PYTHONPATH")]))}
+        cmd = [sys.executable, "-m", "pytest", "-q", "-n", str(workers()), "--dist",
+               "loadfile", "--no-loadscope-reorder", "-p", "bench.suite_cpu_plugin", *args]
+        (b0, s0), t0 = cpu_ticks(), time.time()
+        rc = subprocess.run(cmd, cwd=REPO, env=env).returncode
+        (b1, s1), wall = cpu_ticks(), time.time() - t0
+        files: dict[str, dict] = {}
+        for f in Path(out).glob("*.json"):
+            files.update(json.loads(f.read_text()))
+    return {"pytest_exit": rc, "workers": workers(), "wall_s": round(wall),
+            "busy_cpu_s": round((b1 - b0) / tick), "steal_s": round((s1 - s0) / tick),
+            "calibration_s": round(calib, 2), "files": files}
+
+
+def report(res: dict) -> None:
+    m, s = divmod(res["wall_s"], 60)
+    print(f"\nsuite: {m}:{s:02d} wall, {res['busy_cpu_s']:,} busy CPU-s "
+          f"({res['busy_cpu_s'] / max(res['wall_s'], 1):.2f} cores), steal {res['steal_s']} s, "
+          f"calibration loop {res['calibration_s']} s, pytest exit {res['pytest_exit']}")
+    rows = sorted(res["files"].items(),
+                  key=lambda kv: -(kv[1]["py"] + kv[1]["reaped"] + kv[1]["jvm"] + kv[1]["other"]))
+    total = sum(v["py"] + v["reaped"] + v["jvm"] + v["other"] for _, v in rows)
+    print(f"\n{'test file':34s} {'tests':>5s} {'wall s':>7s} {'CPU s':>7s} {'Python':>7s} "
+          f"{'ended':>7s} {'JVMs':>7s} {'other':>7s}")
+    for name, v in rows:
+        cpu = v["py"] + v["reaped"] + v["jvm"] + v["other"]
+        print(f"{name:34s} {v['tests']:5d} {v['wall']:7.0f} {cpu:7.0f} {v['py']:7.0f} "
+              f"{v['reaped']:7.0f} {v['jvm']:7.0f} {v['other']:7.0f}")
+    print(f"{'all files':34s} {'':5s} {'':7s} {total:7.0f}   (Python: the worker's own; "
+          "ended: its finished subprocesses; JVMs: its live Spark JVMs)")
+
+
+def main(argv: list[str]) -> int:
+    res = run(argv)
+    report(res)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(res, indent=1))
+    print(f"\nfigures: {OUT}")
+    return res["pytest_exit"]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
