@@ -4,7 +4,11 @@ Around each test it reads, through psutil, the worker's own CPU time, the CPU ti
 the worker's children that have ended (`spark-submit` and `lassi` subprocesses), and
 that of its live descendants (its Spark session's JVM, Spark's Python workers).
 At the end it writes `<SUITE_CPU_OUT>/<worker>.json`, with one entry per test file.
-It is loaded only by that script (`-p bench.suite_cpu_plugin`), never by `make test`.
+The figures are lower bounds: a process that a test kills (`test_kill_rerun`), and the
+JVM of a `lassi` subprocess that exits without waiting for it, are reaped by no process
+of the worker, so their CPU time is counted nowhere here (the machine's busy CPU seconds
+count it). It is loaded only by that script (`-p suite_cpu_plugin`), never by
+`make test`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,16 +54,21 @@ def run(args: list[str]) -> dict:
     tick = os.sysconf("SC_CLK_TCK")
     calib = calibration_s()
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as out:
+        # the plugin alone on the workers' path (the tests' subprocesses inherit it: the
+        # clone itself must stay off it, or the installed-wheel tests would import it)
+        plugin = Path(out) / "plugin"
+        plugin.mkdir()
+        shutil.copy(Path(__file__).with_name("suite_cpu_plugin.py"), plugin)
         env = {**os.environ, "SUITE_CPU_OUT": out,
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin),
                                                           os.environ.get("PYTHONPATH")]))}
         cmd = [sys.executable, "-m", "pytest", "-q", "-n", str(workers()), "--dist",
-               "loadfile", "--no-loadscope-reorder", "-p", "bench.suite_cpu_plugin", *args]
+               "loadfile", "--no-loadscope-reorder", "-p", "suite_cpu_plugin", *args]
         (b0, s0), t0 = cpu_ticks(), time.time()
         rc = subprocess.run(cmd, cwd=REPO, env=env).returncode
         (b1, s1), wall = cpu_ticks(), time.time() - t0
         files: dict[str, dict] = {}
-        for f in Path(out).glob("*.json"):
+        for f in Path(out).glob("*.json"):      # one per worker
             files.update(json.loads(f.read_text()))
     return {"pytest_exit": rc, "workers": workers(), "wall_s": round(wall),
             "busy_cpu_s": round((b1 - b0) / tick), "steal_s": round((s1 - s0) / tick),
