@@ -74,7 +74,7 @@ def _health_rows():
     return rows
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def site():
     from lassi.core.config import load_site
 
@@ -88,8 +88,13 @@ def _with_tokio(site, **tokio):
     return Site({**site.data, "tokio": {**site.data["tokio"], **tokio}}, site.source)
 
 
-@pytest.fixture
-def wh(warehouse):
+@pytest.fixture(scope="module")
+def wh(spark, tmp_path_factory, site):
+    """The hand-made day, with `job_metrics` built once: (warehouse, rows written)."""
+    from lassi.core.warehouse import Warehouse
+    from lassi.tokio.job_metrics import build_job_metrics
+
+    warehouse = Warehouse(spark, str(tmp_path_factory.mktemp("job_metrics") / "wh"))
     ost, mds = _lmt_rows()
     warehouse.write_rows([
         _app_run("J1", "slurm", T(8, 0), T(8, 2), "vpic", "u1", 4),
@@ -111,13 +116,12 @@ def wh(warehouse):
     warehouse.write_rows(ost, "lmt_ost")
     warehouse.write_rows(mds, "lmt_mds")
     warehouse.write_rows(_health_rows(), "ost_health")
-    return warehouse
+    return warehouse, build_job_metrics(warehouse, site, DAY)
 
 
-def test_job_metrics_by_hand(wh, site):
-    from lassi.tokio.job_metrics import build_job_metrics
-
-    assert build_job_metrics(wh, site, DAY) == 3
+def test_job_metrics_by_hand(wh):
+    wh, written = wh
+    assert written == 3
     rows = {r["job_id"]: r.asDict() for r in wh.read("job_metrics", DAY).collect()}
     j1 = rows["J1"]
     # job info: Slurm first (its start/end, not Darshan's), Darshan's procs
@@ -158,16 +162,18 @@ def test_jobinfo_priority_is_configurable(wh, site):
     from lassi.tokio.job_metrics import summarize_jobs
 
     site = _with_tokio(site, jobinfo=["darshan", "slurm"])
-    pdf = summarize_jobs(wh, site, ["J1"])
+    pdf = summarize_jobs(wh[0], site, ["J1"])
     r = pdf.iloc[0]
     assert r["jobinfo_source"] == "darshan" and r["runtime_s"] == 110.0
     assert r["lmt_missing_fraction"] == pytest.approx(0.0)
 
 
 def test_summarize_merges_and_names_unknown_jobs(wh, site):
-    from lassi.tokio.job_metrics import JobNotFound, build_job_metrics, summarize_jobs
+    """summarize_jobs on the day's built job_metrics: the known job, and a one-line error
+    naming the unknown one."""
+    from lassi.tokio.job_metrics import JobNotFound, summarize_jobs
 
-    build_job_metrics(wh, site, DAY)
+    wh, _ = wh
     with pytest.raises(JobNotFound, match="knows job NOPE") as err:
         summarize_jobs(wh, site, ["J3", "NOPE"])
     assert list(err.value.found["job_id"]) == ["J3"]
