@@ -46,8 +46,9 @@ EXPECTED = {"A": "N:1", "E": "high MDOPS", "G": "system anomaly", "H": "unknown"
 
 @pytest.fixture(scope="module")
 def day(spark, tmp_path_factory):
-    """(site, warehouse) of the hand-made day, with `interference` built once: the tests
-    read it (test_rerun_is_idempotent builds it again)."""
+    """(site, warehouse, build_interference's summary) of the hand-made day, with
+    `interference` built once: the tests read it (test_rerun_is_idempotent builds it
+    again)."""
     from lassi.beacon.interference import build_interference
     from lassi.core.warehouse import Warehouse
 

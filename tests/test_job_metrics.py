@@ -120,9 +120,9 @@ def wh(spark, tmp_path_factory, site):
 
 
 def test_job_metrics_by_hand(wh):
-    wh, written = wh
+    warehouse, written = wh
     assert written == 3
-    rows = {r["job_id"]: r.asDict() for r in wh.read("job_metrics", DAY).collect()}
+    rows = {r["job_id"]: r.asDict() for r in warehouse.read("job_metrics", DAY).collect()}
     j1 = rows["J1"]
     # job info: Slurm first (its start/end, not Darshan's), Darshan's procs
     assert (j1["jobinfo_source"], j1["start"], j1["end"], j1["runtime_s"]) == \
@@ -173,11 +173,12 @@ def test_summarize_merges_and_names_unknown_jobs(wh, site):
     naming the unknown one."""
     from lassi.tokio.job_metrics import JobNotFound, summarize_jobs
 
-    wh, _ = wh
+    warehouse, _ = wh
     with pytest.raises(JobNotFound, match="knows job NOPE") as err:
-        summarize_jobs(wh, site, ["J3", "NOPE"])
+        summarize_jobs(warehouse, site, ["J3", "NOPE"])
     assert list(err.value.found["job_id"]) == ["J3"]
-    assert sorted(r.job_id for r in wh.read("job_metrics", DAY).collect()) == ["J1", "J2", "J3"]
+    assert sorted(r.job_id for r in warehouse.read("job_metrics", DAY).collect()) == \
+        ["J1", "J2", "J3"]
 
 
 def test_summarize_real_nersc_job(warehouse, realdata, tmp_path):
