@@ -51,6 +51,7 @@ def workers() -> int:
 
 
 def run(args: list[str]) -> dict:
+    """Run the suite (pytest `args` added) with the plugin; return its figures."""
     tick = os.sysconf("SC_CLK_TCK")
     calib = calibration_s()
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as out:
@@ -76,6 +77,7 @@ def run(args: list[str]) -> dict:
 
 
 def report(res: dict) -> None:
+    """Print the run's figures and the test files by CPU seconds, the dearest first."""
     m, s = divmod(res["wall_s"], 60)
     print(f"\nsuite: {m}:{s:02d} wall, {res['busy_cpu_s']:,} busy CPU-s "
           f"({res['busy_cpu_s'] / max(res['wall_s'], 1):.2f} cores), steal {res['steal_s']} s, "
