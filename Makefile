@@ -49,9 +49,10 @@ demo: java venv
 # a test file stays on one worker (its module fixtures simulate once); the longest files
 # start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+PYTEST_ARGS := -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 	-$(VENV)/bin/lassi jvm-archive --if-missing   # optional: the tests' JVMs start faster (lassi.core.jvm_archive)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
 # dense ARCHER days (bench/run.py), Beacon trace compression (BEACON_BENCH_ARGS=--quick:
@@ -69,12 +70,12 @@ bench: java venv
 	$(PY) bench/ingest_breakdown.py
 	$(PY) bench/jobstats_day.py $(JOBSTATS_BENCH_ARGS)
 
-# never in CI: the suite as `make test` runs it, with its wall time, busy CPU and steal, and
+# never in CI: the suite with `make test`'s pytest arguments, with its wall time, busy CPU and steal, and
 # the CPU seconds of every test file (bench/suite_profile.py; e.g. SUITE_ARGS=tests/test_x.py)
 SUITE_ARGS ?=
 suite-profile: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 	-$(VENV)/bin/lassi jvm-archive --if-missing
-	$(PY) bench/suite_profile.py $(SUITE_ARGS)
+	$(PY) bench/suite_profile.py $(PYTEST_ARGS) $(SUITE_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,7 @@
 """`make suite-profile`: where the test suite's time goes. It prints figures and asserts nothing.
 
-It runs the suite the way `make test` does, and prints:
+It runs pytest with the arguments it is given (`make suite-profile` passes `make test`'s,
+then $SUITE_ARGS) and prints:
 - the wall time;
 - the machine's busy CPU seconds and the CPU time the hypervisor took (steal), from
   /proc/stat;
@@ -9,8 +10,8 @@ It runs the suite the way `make test` does, and prints:
 - the CPU seconds of every test file (bench/suite_cpu_plugin.py), sorted.
 
 The suite is CPU-bound (both workers busy to the end), so the busy CPU seconds measure
-a change, not per-test durations (README, Tests). Extra arguments go to pytest, e.g.
-`SUITE_ARGS="tests/test_io_phase.py"`. The figures also go to
+a change, not per-test durations (README, Tests). For one file:
+`make suite-profile SUITE_ARGS=tests/test_io_phase.py`. The figures also go to
 bench/cache/suite_profile.json.
 """
 
@@ -45,13 +46,8 @@ def calibration_s() -> float:
     return time.process_time() - t
 
 
-def workers() -> int:
-    """One pytest worker per core, at most 4 (the Makefile's TEST_WORKERS)."""
-    return min(os.cpu_count() or 2, 4)
-
-
 def run(args: list[str]) -> dict:
-    """Run the suite (pytest `args` added) with the plugin; return its figures."""
+    """Run pytest with `args` and the plugin; return the figures."""
     tick = os.sysconf("SC_CLK_TCK")
     calib = calibration_s()
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as out:
@@ -63,15 +59,14 @@ def run(args: list[str]) -> dict:
         env = {**os.environ, "SUITE_CPU_OUT": out,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(plugin),
                                                           os.environ.get("PYTHONPATH")]))}
-        cmd = [sys.executable, "-m", "pytest", "-q", "-n", str(workers()), "--dist",
-               "loadfile", "--no-loadscope-reorder", "-p", "suite_cpu_plugin", *args]
+        cmd = [sys.executable, "-m", "pytest", "-p", "suite_cpu_plugin", *args]
         (b0, s0), t0 = cpu_ticks(), time.time()
         rc = subprocess.run(cmd, cwd=REPO, env=env).returncode
         (b1, s1), wall = cpu_ticks(), time.time() - t0
         files: dict[str, dict] = {}
         for f in Path(out).glob("*.json"):      # one per worker
             files.update(json.loads(f.read_text()))
-    return {"pytest_exit": rc, "workers": workers(), "wall_s": round(wall),
+    return {"pytest_exit": rc, "pytest_args": args, "wall_s": round(wall),
             "busy_cpu_s": round((b1 - b0) / tick), "steal_s": round((s1 - s0) / tick),
             "calibration_s": round(calib, 2), "files": files}
 
