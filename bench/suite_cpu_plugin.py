@@ -25,6 +25,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -60,7 +61,7 @@ def _cpu() -> float:
     return own + ended + sum(cpu for _name, cpu in live.values())
 
 
-def _measured(fn, name: str):
+def _measured(fn: Callable, name: str) -> Callable:
     """`fn`, adding the CPU seconds, wall seconds and Spark jobs of each outermost call
     to activity `name`."""
     @functools.wraps(fn)
