@@ -36,6 +36,7 @@ _per_file: dict[str, dict[str, float]] = {}
 _per_activity: dict[str, dict[str, float]] = {}
 _me = psutil.Process()
 _inside = [0]            # activities running now (nested calls count for the outer one)
+_jobs_before_teardown = [0]
 
 # "module:function" -> activity name (the daily stages are added from lassi.pipeline.daily)
 ACTIVITIES = {"lassi.sim.runner:simulate": "simulate",
@@ -122,12 +123,22 @@ def _difference(a, b) -> dict[str, float]:
             "other": other, "spark_jobs": max(b[4] - a[4], 0)}
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Count the Spark jobs before the teardown: the last test's stops the session."""
+    _jobs_before_teardown[0] = _spark_jobs()
+    yield
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     before = _snapshot()
     yield
     acc = _per_file.setdefault(item.path.name, {**dict.fromkeys(_FIELDS, 0.0), "tests": 0})
-    for k, v in _difference(before, _snapshot()).items():
+    after = _snapshot()
+    if after[4] < _jobs_before_teardown[0]:      # the session was stopped in the teardown
+        after = (*after[:4], _jobs_before_teardown[0])
+    for k, v in _difference(before, after).items():
         acc[k] += v
     acc["tests"] += 1
 
