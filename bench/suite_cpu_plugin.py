@@ -56,10 +56,11 @@ def _spark_jobs() -> int:
         return 0
 
 
-def _cpu() -> float:
-    """The worker's CPU seconds with its ended children and live descendants."""
-    _wall, own, ended, live, _jobs = _snapshot()
-    return own + ended + sum(cpu for _name, cpu in live.values())
+def _cpu_and_jobs() -> tuple[float, int]:
+    """The worker's CPU seconds with its ended children and live descendants, and the Spark
+    jobs its session has started (one `_snapshot`)."""
+    _wall, own, ended, live, jobs = _snapshot()
+    return own + ended + sum(cpu for _name, cpu in live.values()), jobs
 
 
 def _measured(fn: Callable, name: str) -> Callable:
@@ -69,18 +70,19 @@ def _measured(fn: Callable, name: str) -> Callable:
     def call(*args, **kwargs):
         outer = _inside[0] == 0
         _inside[0] += 1
-        c0, t0, j0 = (_cpu(), time.time(), _spark_jobs()) if outer else (0.0, 0.0, 0)
+        (c0, j0), t0 = (_cpu_and_jobs(), time.time()) if outer else ((0.0, 0), 0.0)
         try:
             return fn(*args, **kwargs)
         finally:
             _inside[0] -= 1
             if outer:
+                c1, j1 = _cpu_and_jobs()
                 acc = _per_activity.setdefault(name, {"calls": 0, "cpu": 0.0, "wall": 0.0,
                                                       "spark_jobs": 0})
                 acc["calls"] += 1
-                acc["cpu"] += _cpu() - c0
+                acc["cpu"] += c1 - c0
                 acc["wall"] += time.time() - t0
-                acc["spark_jobs"] += _spark_jobs() - j0
+                acc["spark_jobs"] += max(j1 - j0, 0)
     return call
 
 
