@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import reduce
 from typing import TYPE_CHECKING
 
 from lassi.ingest import writer
 from lassi.ingest.contract import TableRows
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -68,8 +70,8 @@ class Check:
 
 def run_checks(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     """Every check whose table has the date; their rows replace `data_check` of the date."""
-    out = [c for c in (_trace_ips(wh, site, date), _export_nids(wh, site, date),
-                       _run_nodes(wh, site, date)) if c is not None]
+    out = _counted([c for c in (_trace_ips(wh, site, date), _export_nids(wh, site, date),
+                                _run_nodes(wh, site, date)) if c is not None])
     out += _run_times(wh, site, date)
     rows = [(c.source, c.check, c.n_bad, c.n_total, ", ".join(c.examples) or None,
              c.warning, date) for c in out]
@@ -77,37 +79,61 @@ def run_checks(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     return out
 
 
-def _counted(df, bad, example) -> tuple[int, int, list[str]]:
-    """(rows where `bad`, all rows, up to EXAMPLES distinct `example` values of bad rows)."""
-    r = df.agg(F.count(F.lit(1)).alias("n"), F.count(F.when(bad, 1)).alias("bad")).first()
-    if not r["bad"]:
-        return 0, int(r["n"]), []
-    eg = [x[0] for x in df.filter(bad).select(example).distinct()
-          .orderBy(example).limit(EXAMPLES).collect()]
-    return int(r["bad"]), int(r["n"]), [str(x) for x in eg]
+@dataclass(frozen=True)
+class _RowCheck:
+    """A check over a table's rows, not yet counted: `df` has the rows, `bad` says which
+    fail, `example` names a failing row in the warning."""
+
+    source: str
+    check: str
+    cause: str
+    df: DataFrame
+    bad: Column
+    example: str
 
 
-def _trace_ips(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
+def _counted(pending: list[_RowCheck]) -> list[Check]:
+    """Count every pending check's rows and failing rows in one Spark query (a union of
+    their flags grouped by check); the examples of a check that has failing rows: up to
+    EXAMPLES distinct `example` values of them, sorted."""
+    if not pending:
+        return []
+    flags = [p.df.select(F.lit(i).alias("k"), p.bad.alias("bad"))
+             for i, p in enumerate(pending)]
+    counts = {r["k"]: (int(r["n"]), int(r["bad"])) for r in
+              reduce(DataFrame.unionByName, flags).groupBy("k")
+              .agg(F.count(F.lit(1)).alias("n"), F.count(F.when(F.col("bad"), 1)).alias("bad"))
+              .collect()}                                   # one row per check
+    out = []
+    for i, p in enumerate(pending):
+        n, bad = counts.get(i, (0, 0))
+        eg = [] if not bad else [
+            str(x[0]) for x in p.df.filter(p.bad).select(p.example).distinct()
+            .orderBy(p.example).limit(EXAMPLES).collect()]
+        out.append(Check(p.source, p.check, bad, n, eg, p.cause))
+    return out
+
+
+def _trace_ips(wh: Warehouse, site: Site, date: dt.date) -> _RowCheck | None:
     if not wh.has("raw_lwfs_trace", date):
         return None
     df = wh.read("raw_lwfs_trace", date).select("node", "ip")
-    bad, n, eg = _counted(df, F.col("node").isNull(), "ip")
-    return Check("lwfs-client", "trace lines from IPs the site does not know", bad, n, eg,
-                 f"the compute IPs of {site.source} (compute.ip_format, ip_offset) are not "
-                 "this machine's: these lines belong to no node, so to no job")
+    return _RowCheck("lwfs-client", "trace lines from IPs the site does not know",
+                     f"the compute IPs of {site.source} (compute.ip_format, ip_offset) are not "
+                     "this machine's: these lines belong to no node, so to no job",
+                     df, F.col("node").isNull(), "ip")
 
 
-def _export_nids(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
+def _export_nids(wh: Warehouse, site: Site, date: dt.date) -> _RowCheck | None:
     if not wh.has("raw_lustre_stats", date):
         return None
     df = (wh.read("raw_lustre_stats", date).filter(F.col("kind") == "export")
           .select("node", "nid")
           .join(_compute_nodes(wh, site).withColumn("known", F.lit(True)), "node", "left"))
-    bad, n, eg = _counted(df, F.col("known").isNull(), "nid")
-    return Check("lustre", "export statistics rows from clients that are no compute node of "
-                 "the site", bad, n, eg, f"the client NIDs of {site.source} "
-                 "(compute.nid_format, first_nid, nid_map) are not this machine's: their I/O "
-                 "is attributed to no job")
+    return _RowCheck("lustre", "export statistics rows from clients that are no compute "
+                     "node of the site", f"the client NIDs of {site.source} "
+                     "(compute.nid_format, first_nid, nid_map) are not this machine's: their "
+                     "I/O is attributed to no job", df, F.col("known").isNull(), "nid")
 
 
 def _compute_nodes(wh: Warehouse, site: Site):
@@ -116,7 +142,7 @@ def _compute_nodes(wh: Warehouse, site: Site):
                                    StructType([StructField("node", StringType(), False)])))
 
 
-def _run_nodes(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
+def _run_nodes(wh: Warehouse, site: Site, date: dt.date) -> _RowCheck | None:
     if not wh.has("app_run", date):
         return None
     runs = (wh.read("app_run", date).filter(F.size("nodes") > 0)
@@ -126,46 +152,38 @@ def _run_nodes(wh: Warehouse, site: Site, date: dt.date) -> Check | None:
               .select("app_id", "source").distinct().withColumn("placed", F.lit(True)))
     df = runs.join(placed, ["app_id", "source"], "left").select(
         "placed", F.concat_ws(",", F.slice("nodes", 1, 2)).alias("nodes"))
-    bad, n, eg = _counted(df, F.col("placed").isNull(), "nodes")
-    return Check("scheduler", "runs on no compute node of the site", bad, n, eg,
-                 f"the job log names nodes that {site.source} (compute.name_format, nodes) "
-                 "does not: a job log of another machine, or another node naming")
+    return _RowCheck("scheduler", "runs on no compute node of the site",
+                     f"the job log names nodes that {site.source} (compute.name_format, "
+                     "nodes) does not: a job log of another machine, or another node naming",
+                     df, F.col("placed").isNull(), "nodes")
 
 
 # --- I/O outside every run: a job log whose times are off ----------------------------------
 
 def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     """Per scheduler source of the date, active node buckets that no run of it covers (one
-    Spark job for every source; examples and the shift diagnosis only when one warns)."""
+    Spark query for every source; examples and the shift diagnosis only when one warns)."""
     from lassi.core.period import day_bounds
 
     start, end = day_bounds(date)
     active = _active_buckets(wh, date, start, end)
     if active is None or not wh.has("app_run", date):
         return []
-    active = active.cache()
-    try:
-        n = active.count()
-        if not n:
-            return []
-        dates = [d for d in (date - dt.timedelta(days=1), date) if wh.has("app_run", d)]
-        lo, hi = (start // BUCKET_S - MAX_SHIFT_H * 6) * BUCKET_S, \
-            (end // BUCKET_S + MAX_SHIFT_H * 6) * BUCKET_S
-        runs = (wh.read("app_run", dates).filter(F.size("nodes") > 0)
-                .filter((F.unix_seconds("end") >= lo) & (F.unix_seconds("start") < hi))
-                .select("source", "nodes", "start", "end").cache())
-        try:
-            covered = {r["source"]: r["count"] for r in
-                       active.join(_run_buckets(runs, keep="source"), ["node", "b"])
-                       .groupBy("source").count().collect()}
-            sources = sorted(r[0] for r in runs.select("source").distinct().collect())
-            return [_covered(active, n, n - covered.get(src, 0),
-                             runs.filter(F.col("source") == src), src, site)
-                    for src in sources]
-        finally:
-            runs.unpersist()
-    finally:
-        active.unpersist()
+    dates = [d for d in (date - dt.timedelta(days=1), date) if wh.has("app_run", d)]
+    lo, hi = (start // BUCKET_S - MAX_SHIFT_H * 6) * BUCKET_S, \
+        (end // BUCKET_S + MAX_SHIFT_H * 6) * BUCKET_S
+    runs = (wh.read("app_run", dates).filter(F.size("nodes") > 0)
+            .filter((F.unix_seconds("end") >= lo) & (F.unix_seconds("start") < hi))
+            .select("source", "nodes", "start", "end"))
+    covered = (active.join(_run_buckets(runs, keep="source"), ["node", "b"])
+               .groupBy("source").agg(F.count(F.lit(1)).alias("covered")))
+    # per source of the runs: the buckets it covers, beside the number of active buckets
+    rows = (runs.select("source").distinct().join(covered, "source", "left")
+            .crossJoin(active.agg(F.count(F.lit(1)).alias("n")))
+            .orderBy("source").collect())                   # one row per scheduler source
+    return [_covered(active, r["n"], r["n"] - (r["covered"] or 0),
+                     runs.filter(F.col("source") == r["source"]), r["source"], site)
+            for r in rows if r["n"]]
 
 
 def _active_buckets(wh: Warehouse, date: dt.date, start: int, end: int):
