@@ -3,7 +3,7 @@
 A site whose configuration does not describe its machine gets tables that parse cleanly
 and attribute nothing: a Beacon site whose compute IPs differ from `conf/` saw "0 jobs with
 I/O" and nothing else. After every ingest of a date, three checks read the tables just
-written (one aggregate each, only the columns named):
+written (only the columns named; one aggregate counts all three):
 
 - `lwfs-client`: trace lines whose IP the site maps to no compute or forwarding node;
 - `lustre`: export statistics rows whose client NID is no compute node of the site;
