@@ -88,10 +88,10 @@ def find_job(wh: Warehouse, job_id: str, date: dt.date | None = None) -> tuple[d
 
 
 def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict) -> tuple[DataFrame, bool]:
-    """The job as diagnosis_jobs.sql gives it, and whether app_run holds it; a job app_run
-    does not hold is run through the same SQL as one app_run row made from what the table
-    that knows it says."""
-    jobs = jobs_frame(wh, day, [job_id])
+    """The job as diagnosis_jobs.sql gives it (checkpointed: one row, read many times), and
+    whether app_run holds it; a job app_run does not hold is run through the same SQL as one
+    app_run row made from what the table that knows it says."""
+    jobs = jobs_frame(wh, day, [job_id]).localCheckpoint()   # computed once, not per read
     if jobs.first() is not None:
         return jobs, True
     run = {"app_id": job_id, "job_id": job_id, "user": known.get("user"),
@@ -100,7 +100,8 @@ def _job_row(wh: Warehouse, day: dt.date, job_id: str, known: dict) -> tuple[Dat
            "end": known.get("end") or known.get("end_time"), "source": "why", "date": day}
     schema = schema_of("app_run")
     row = tuple(run.get(f.name) for f in schema.fields)
-    return jobs_frame(wh, day, runs=wh.spark.createDataFrame([row], schema)), False
+    return (jobs_frame(wh, day, runs=wh.spark.createDataFrame([row], schema))
+            .localCheckpoint(), False)
 
 
 def _health(wh: Warehouse, start, end, targets: list[str]) -> list[str]:
@@ -144,7 +145,6 @@ def diagnose(wh: Warehouse, site: Site, job_id: str, date: dt.date | None = None
     """The job's ranked causes (job_diagnosis, or computed now for this job alone)."""
     day, known = find_job(wh, job_id, date)
     jobs, scheduled = _job_row(wh, day, job_id, known)
-    jobs = jobs.localCheckpoint()                             # one row, read many times
     job = jobs.first()
     if scheduled and wh.has("job_diagnosis", day):   # the daily stage explained every job
         rows = wh.read("job_diagnosis", [day]).filter(F.col("job_id") == job_id).collect()
