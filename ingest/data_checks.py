@@ -181,9 +181,15 @@ def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     rows = (runs.select("source").distinct().join(covered, "source", "left")
             .crossJoin(active.agg(F.count(F.lit(1)).alias("n")))
             .orderBy("source").collect())                   # one row per scheduler source
-    return [_covered(active, r["n"], r["n"] - (r["covered"] or 0),
-                     runs.filter(F.col("source") == r["source"]), r["source"], site)
-            for r in rows if r["n"]]
+    # kept for a source that warns (examples, shift diagnosis read it again); cache() is
+    # lazy, so a day without warnings computes the active buckets only once, above
+    active = active.cache()
+    try:
+        return [_covered(active, r["n"], r["n"] - (r["covered"] or 0),
+                         runs.filter(F.col("source") == r["source"]), r["source"], site)
+                for r in rows if r["n"]]
+    finally:
+        active.unpersist()
 
 
 def _active_buckets(wh: Warehouse, date: dt.date, start: int, end: int):
