@@ -10,7 +10,8 @@ of a thin entry point in `$LASSI_HOME/jobs/` for the run's date `{{ ds }}`:
   `tokio`, `siox`), in order: `jobs/daily.py --family <name> --date <ds>` runs the family's
   stages in order in one Spark session (a JVM per family, not per stage; one stage alone:
   `lassi run daily --stage NAME`). A stage with nothing to do for the site or day (Beacon
-  stages on ARCHER) returns at once;
+  stages on ARCHER) returns at once, and a family of such stages starts no Spark
+  application (no executors);
 * **report**: `jobs/report.py --out <report_root>`, the daily HTML report in
   `<report_root>/<site>-<ds>/`.
 

@@ -275,9 +275,11 @@ def test_dag_runs_the_day_on_a_spark_cluster(airflow_db, archer_day, cluster, wh
     assert sorted(states) == sorted(dag.task_ids)
     assert states == {t: "success" for t in dag.task_ids}, states
     assert (reports / f"archer-{DATE.isoformat()}" / "index.html").exists(), "no report"
-    # one application per task, each run by the worker's executors with the wheel it was given
+    # one application per task that had work, each run by the worker's executors with the
+    # wheel it was given; the beacon family has nothing to do on ARCHER and asked for none
     apps = list(Path(cluster_env["SPARK_WORKER_DIR"]).glob("app-*"))
-    assert len(apps) == len(dag.tasks) and all(any(a.rglob("lassi.zip")) for a in apps), apps
+    assert len(apps) == len(dag.tasks) - 1 and all(any(a.rglob("lassi.zip")) for a in apps), \
+        apps
 
     clean = archer_day.warehouse
     tables = sorted(p.name for p in clean.iterdir() if not p.name.startswith("_"))

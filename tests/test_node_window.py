@@ -5,6 +5,7 @@ import datetime as dt
 import json
 import shutil
 
+import pandas as pd
 import pytest
 from pyspark.sql import functions as F
 
@@ -42,6 +43,32 @@ def test_ingest_conserves_lines(day):
     runs = wh.read("app_run", [DATE])
     started = sum(1 for r in truth["runs"] if r["start"].startswith(DATE.isoformat()))
     assert runs.filter(F.col("source") == "alps").count() == started
+
+
+def test_a_family_with_nothing_to_do_starts_no_spark_session(day, spark):
+    """The Beacon family on an ARCHER day (no Beacon layers) learns that it has nothing to
+    do through the warehouse's filesystem alone: a deferred session is never built, so
+    `lassi run daily --family beacon` asks a cluster for no executors. A stage with work
+    builds it at its first query and writes what it wrote on a started session."""
+    from lassi.core.warehouse import Warehouse
+    from lassi.pipeline.daily import FAMILIES, run_daily
+
+    site, shared, _, _ = day
+    idle = Warehouse(lambda: pytest.fail("a Beacon stage started the Spark session"),
+                     shared.root)
+    lines = list(run_daily(idle, site, DATE, FAMILIES["beacon"]))
+    assert [line.split(":")[0] for line in lines] == FAMILIES["beacon"]
+    assert not idle.session_started
+    cols = ["fs", "hour", "read_kb", "write_kb", "open", "risk_oss", "risk_mds"]
+    before = shared.read("fs_hour", [DATE]).toPandas()[cols].sort_values(["fs", "hour"])
+    assert len(before) > 0
+    busy = Warehouse(lambda: spark, shared.root)
+    assert not busy.session_started
+    list(run_daily(busy, site, DATE, ["fs_hour"]))
+    assert busy.session_started
+    after = busy.read("fs_hour", [DATE]).toPandas()[cols].sort_values(["fs", "hour"])
+    pd.testing.assert_frame_equal(before.reset_index(drop=True), after.reset_index(drop=True),
+                                  check_exact=False, rtol=1e-12)   # sums in any order
 
 
 def test_tokio_sources_of_a_simulated_day_conserve_lines(spark, warehouse, tmp_path):

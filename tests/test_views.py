@@ -43,3 +43,35 @@ def test_views_are_dropped_when_the_stage_fails(spark):
     except ValueError:
         pass
     assert "half_done" not in temp_views(spark)
+
+
+class _Deferred:
+    """A warehouse whose Spark session starts at the first use of `spark`."""
+
+    def __init__(self, spark):
+        self._spark, self.session_started = spark, False
+
+    @property
+    def spark(self):
+        self.session_started = True
+        return self._spark
+
+
+def test_a_stage_that_starts_a_deferred_session_keeps_its_scope(spark):
+    """A stage that begins before its warehouse has a session starts none for its scope; the
+    views it registers once it starts one live until it ends, through a nested stage (which
+    then has a session), and none outlives it."""
+    for name in temp_views(spark):
+        spark.catalog.dropTempView(name)
+    wh = _Deferred(spark)
+
+    @scoped
+    def stage(w):
+        before = w.session_started
+        w.spark.range(1).createOrReplaceTempView("deferred_v")
+        return before, _inner(w)
+
+    before, during = stage(wh)
+    assert before is False
+    assert {"deferred_v", "inner_v"} <= set(during)
+    assert temp_views(spark) == []

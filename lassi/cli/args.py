@@ -131,13 +131,15 @@ def add_lock_wait(p: argparse.ArgumentParser) -> None:
 def open_warehouse(args: argparse.Namespace, app: str, short_lived: bool = False,
                    writes: bool = False):
     """The warehouse of --warehouse on a Spark session named `lassi <app>` (`short_lived`:
-    a command of a few small queries, see lassi.core.spark.get_spark). `writes`: the
-    command writes tables, so it takes the warehouse's writer lock first (held until the
-    command ends; `--lock-wait`)."""
-    from lassi.core.spark import get_spark
+    a command of a few small queries, see lassi.core.spark.get_spark), started when the
+    command first needs it: a daily family with nothing to do for the day starts no Spark
+    application. `writes`: the command writes tables, so it takes the warehouse's writer
+    lock first (held until the command ends; `--lock-wait`)."""
+    from lassi.core.spark import get_spark, start_jvm
     from lassi.core.warehouse import Warehouse
 
-    wh = Warehouse(get_spark(f"lassi {app}", short_lived=short_lived), args.warehouse)
+    start_jvm(f"lassi {app}", short_lived=short_lived)
+    wh = Warehouse(lambda: get_spark(f"lassi {app}", short_lived=short_lived), args.warehouse)
     if writes:
         wh.lock_writes(getattr(args, "command_line", f"lassi {app}"),
                        getattr(args, "lock_wait", 0.0))

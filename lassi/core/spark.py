@@ -48,28 +48,23 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def get_spark(app_name: str = "lassi", master: str | None = None,
-              extra: dict[str, str] | None = None, short_lived: bool = False) -> SparkSession:
-    """Build (or return the running) SparkSession with lassi's settings. `short_lived`: a
-    command of a few small queries (`lassi why`): the driver JVM compiles with C1 only and
-    a serial GC, which starts faster (about 4 s of a 13 s cold answer) and would slow a
-    long pipeline."""
+def _options(app_name: str, master: str | None, extra: dict[str, str] | None,
+             short_lived: bool) -> dict[str, str]:
+    """The settings lassi's SparkSession is built with (what `SparkSession.builder` carries:
+    app name, master and, outside spark-submit, every setting), and the process
+    environment it needs. Under spark-submit the submission's master and settings stand."""
     os.environ["TZ"] = "UTC"  # Python-side datetime conversions must agree with Spark's UTC
     time.tzset()
     # pandas UDF workers run this interpreter (the venv: pandas, pywavelets, scikit-learn),
     # not whatever `python3` is first on PATH, unless the caller chose one
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name)
+    opts = {"spark.app.name": app_name}
     master = master or os.environ.get("LASSI_SPARK_MASTER")
     if master:
-        builder = builder.master(master)
+        opts["spark.master"] = master
     elif not _under_spark_submit():
-        builder = builder.master("local[*]")
-    settings = spark_defaults()
-    if short_lived:
-        key = "spark.driver.extraJavaOptions"
-        settings[key] = f"{settings.get(key, '')} {SHORT_LIVED_JVM}".strip()
-    settings.update(extra or {})
+        opts["spark.master"] = "local[*]"
+    settings = _settings(extra, short_lived)
     submitted = _under_spark_submit()
     if not submitted and (cds := archive_options()):   # `lassi jvm-archive` was run
         key = "spark.driver.extraJavaOptions"
@@ -79,12 +74,50 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
         # PySpark's own JSON record of a failed query (the CLI says it in one line)
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
     if not submitted:
-        for k, v in settings.items():
-            builder = builder.config(k, v)
+        opts.update(settings)
+    return opts
+
+
+def _settings(extra: dict[str, str] | None, short_lived: bool) -> dict[str, str]:
+    """conf/spark-defaults.yaml with $LASSI_SPARK_CONF, the short-lived JVM's options and
+    the caller's `extra`."""
+    settings = spark_defaults()
+    if short_lived:
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = f"{settings.get(key, '')} {SHORT_LIVED_JVM}".strip()
+    settings.update(extra or {})
+    return settings
+
+
+def start_jvm(app_name: str = "lassi", master: str | None = None,
+              extra: dict[str, str] | None = None, short_lived: bool = False):
+    """The driver JVM, started as `get_spark` would start it (or spark-submit's, or the one
+    already running), without a Spark application: a command can reach the warehouse's
+    Hadoop filesystem and learn that it has nothing to do before it asks a cluster for
+    executors. `get_spark` with the same arguments later builds its session on this JVM."""
+    from pyspark import SparkConf, SparkContext
+
+    if SparkContext._jvm is None:
+        conf = SparkConf()
+        for k, v in _options(app_name, master, extra, short_lived).items():
+            conf.set(k, v)
+        SparkContext._ensure_initialized(conf=conf)
+    return SparkContext._jvm
+
+
+def get_spark(app_name: str = "lassi", master: str | None = None,
+              extra: dict[str, str] | None = None, short_lived: bool = False) -> SparkSession:
+    """Build (or return the running) SparkSession with lassi's settings. `short_lived`: a
+    command of a few small queries (`lassi why`): the driver JVM compiles with C1 only and
+    a serial GC, which starts faster (about 4 s of a 13 s cold answer) and would slow a
+    long pipeline."""
+    builder = SparkSession.builder
+    for k, v in _options(app_name, master, extra, short_lived).items():
+        builder = builder.config(k, v)
     spark = builder.getOrCreate()
-    if submitted:   # the submission's --conf wins; lassi's SQL defaults fill the gaps
+    if _under_spark_submit():   # the submission's --conf wins; lassi's SQL defaults fill gaps
         given = spark.sparkContext.getConf()
-        for k, v in settings.items():
+        for k, v in _settings(extra, short_lived).items():
             if k.startswith("spark.sql.") and not given.contains(k):
                 spark.conf.set(k, v)
     spark.sparkContext.setLogLevel(os.environ.get("LASSI_SPARK_LOG_LEVEL", "WARN"))

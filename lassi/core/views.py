@@ -2,7 +2,10 @@
 
 A stage's SQL reads session-global temp views; a view left behind by an earlier stage could
 feed a later one silently. `@scoped` runs a stage with no temp views from before and drops
-every view it registered when it ends (nested scoped calls share the outer scope).
+every view it registered when it ends (nested scoped calls share the outer scope). A
+stage on a warehouse whose Spark session is deferred and not started yet has no views from
+before; it starts no session for its scope, and drops the views it registered, if it started
+one, when it ends.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pyspark.sql import SparkSession
 
 F = TypeVar("F", bound=Callable)
 _depth: dict[int, int] = {}
+_deferred = 0      # scoped calls under way that began before their warehouse had a session
 
 
 def temp_views(spark: SparkSession) -> list[str]:
@@ -35,7 +39,7 @@ def _drop_all(spark: SparkSession) -> None:
 def view_scope(spark: SparkSession) -> Iterator[None]:
     """Run a block with a clean set of temp views; drop what it registered at the end."""
     key = id(spark)
-    outermost = _depth.get(key, 0) == 0
+    outermost = _depth.get(key, 0) == 0 and _deferred == 0
     if outermost:
         _drop_all(spark)
     _depth[key] = _depth.get(key, 0) + 1
@@ -52,7 +56,16 @@ def scoped(fn: F) -> F:
 
     @functools.wraps(fn)
     def run(wh, *args, **kwargs):
-        with view_scope(wh.spark):
+        global _deferred
+        if getattr(wh, "session_started", True):     # a Warehouse, or anything with `spark`
+            with view_scope(wh.spark):
+                return fn(wh, *args, **kwargs)
+        _deferred += 1
+        try:
             return fn(wh, *args, **kwargs)
+        finally:
+            _deferred -= 1
+            if _deferred == 0 and wh.session_started:
+                _drop_all(wh.spark)
 
     return run  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -59,17 +59,56 @@ def may_have_local(root: Path, table: str, dates: list[dt.date]) -> bool:
     return any((root / table / f"date={d.isoformat()}").is_dir() for d in dates)
 
 
-class Warehouse:
-    """Read and write the declared tables under one root URI."""
+def _driver_jvm(session: SparkSession | None):
+    """The driver JVM's py4j view: the session's, or (deferred) the one already running."""
+    if session is not None:
+        return session.sparkContext._jvm
+    from pyspark import SparkContext
 
-    def __init__(self, spark: SparkSession, root: str) -> None:
-        self.spark = spark
+    if SparkContext._jvm is None:
+        raise RuntimeError("a deferred Spark session needs the driver JVM started first "
+                           "(lassi.core.spark.start_jvm)")
+    return SparkContext._jvm
+
+
+def _hadoop_conf(jvm, session: SparkSession | None):
+    """The Hadoop configuration of the session, or (deferred) the one it will have: the
+    JVM's Spark settings (spark.hadoop.* among them) as Spark derives it."""
+    if session is not None:
+        return session.sparkContext._jsc.hadoopConfiguration()
+    return jvm.org.apache.spark.deploy.SparkHadoopUtil.get().newConfiguration(
+        jvm.org.apache.spark.SparkConf(True))
+
+
+class Warehouse:
+    """Read and write the declared tables under one root URI.
+
+    `spark` is a SparkSession, or a function that builds one: then the session starts at
+    the first use of `spark`, and until then the warehouse reaches its filesystem through
+    the driver JVM alone (started first, e.g. with lassi.core.spark.start_jvm). A stage
+    that finds nothing to do for the day (`has`, `clear`) then costs no Spark application,
+    so no executors are asked of a cluster."""
+
+    def __init__(self, spark: SparkSession | Callable[[], SparkSession], root: str) -> None:
+        self._session = spark if isinstance(spark, SparkSession) else None
+        self._start = None if self._session is not None else spark
         self.root = root.rstrip("/")
-        jvm = spark.sparkContext._jvm
-        self._Path = jvm.org.apache.hadoop.fs.Path
-        hconf = spark.sparkContext._jsc.hadoopConfiguration()
-        self._fs = self._Path(self.root).getFileSystem(hconf)
+        self._jvm = _driver_jvm(self._session)
+        self._Path = self._jvm.org.apache.hadoop.fs.Path
+        self._fs = self._Path(self.root).getFileSystem(_hadoop_conf(self._jvm, self._session))
         self.writer_lock: WriterLock | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session (built now if it was deferred)."""
+        if self._session is None:
+            self._session = self._start()
+        return self._session
+
+    @property
+    def session_started(self) -> bool:
+        """Whether the Spark session exists yet (False only while a deferred one is unused)."""
+        return self._session is not None
 
     # paths -------------------------------------------------------------------------------
     def table_path(self, table: str) -> str:
@@ -183,7 +222,7 @@ class Warehouse:
         """Take the warehouse's writer lock for `command` (released at `release_writes` or
         when the process ends: its heartbeat stops); LockHeld names a live holder."""
         if self.writer_lock is None:
-            self.writer_lock = WriterLock(self.spark.sparkContext._jvm, self._fs, self.root,
+            self.writer_lock = WriterLock(self._jvm, self._fs, self.root,
                                           command, local_root(self.root))
             try:
                 self.writer_lock.acquire(wait_s)
@@ -214,7 +253,7 @@ class Warehouse:
         does."""
         if self.writer_lock is not None:
             return True
-        h = WriterLock(self.spark.sparkContext._jvm, self._fs, self.root, "",
+        h = WriterLock(self._jvm, self._fs, self.root, "",
                        local_root(self.root)).holder()
         return h is None or not h.alive()
 
