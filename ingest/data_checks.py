@@ -180,14 +180,14 @@ def _run_times(wh: Warehouse, site: Site, date: dt.date) -> list[Check]:
     # per source of the runs: the buckets it covers, beside the number of active buckets
     rows = (runs.select("source").distinct().join(covered, "source", "left")
             .crossJoin(active.agg(F.count(F.lit(1)).alias("n")))
-            .orderBy("source").collect())                   # one row per scheduler source
+            .collect())                                     # one row per scheduler source
     # kept for a source that warns (examples, shift diagnosis read it again); cache() is
     # lazy, so a day without warnings computes the active buckets only once, above
     active = active.cache()
     try:
         return [_covered(active, r["n"], r["n"] - (r["covered"] or 0),
                          runs.filter(F.col("source") == r["source"]), r["source"], site)
-                for r in rows if r["n"]]
+                for r in sorted(rows, key=lambda r: r["source"]) if r["n"]]
     finally:
         active.unpersist()
 

@@ -6,6 +6,8 @@ from lassi.core.views import scoped, temp_views
 
 
 class _Wh:
+    session_started = True
+
     def __init__(self, spark):
         self.spark = spark
 

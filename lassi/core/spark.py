@@ -48,34 +48,16 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def _options(app_name: str, master: str | None, extra: dict[str, str] | None,
-             short_lived: bool) -> dict[str, str]:
-    """The settings lassi's SparkSession is built with (what `SparkSession.builder` carries:
-    app name, master and, outside spark-submit, every setting), and the process
-    environment it needs. Under spark-submit the submission's master and settings stand."""
+def _prepare_process() -> None:
+    """The process environment a lassi session needs, set before its JVM starts."""
     os.environ["TZ"] = "UTC"  # Python-side datetime conversions must agree with Spark's UTC
     time.tzset()
     # pandas UDF workers run this interpreter (the venv: pandas, pywavelets, scikit-learn),
     # not whatever `python3` is first on PATH, unless the caller chose one
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    opts = {"spark.app.name": app_name}
-    master = master or os.environ.get("LASSI_SPARK_MASTER")
-    if master:
-        opts["spark.master"] = master
-    elif not _under_spark_submit():
-        opts["spark.master"] = "local[*]"
-    settings = _settings(extra, short_lived)
-    submitted = _under_spark_submit()
-    if not submitted and (cds := archive_options()):   # `lassi jvm-archive` was run
-        key = "spark.driver.extraJavaOptions"
-        settings[key] = f"{settings.get(key, '')} {cds}".strip()
-    if not submitted and not os.environ.get("LASSI_VERBOSE"):
-        _quiet_java_options(settings)
+    if not _under_spark_submit() and not os.environ.get("LASSI_VERBOSE"):
         # PySpark's own JSON record of a failed query (the CLI says it in one line)
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
-    if not submitted:
-        opts.update(settings)
-    return opts
 
 
 def _settings(extra: dict[str, str] | None, short_lived: bool) -> dict[str, str]:
@@ -89,6 +71,27 @@ def _settings(extra: dict[str, str] | None, short_lived: bool) -> dict[str, str]
     return settings
 
 
+def _options(app_name: str, master: str | None, settings: dict[str, str]) -> dict[str, str]:
+    """What `SparkSession.builder` carries: the app name, the master and, outside
+    spark-submit, every setting (with the class-data archive and the quiet log profile).
+    Under spark-submit the submission's master and settings stand."""
+    opts = {"spark.app.name": app_name}
+    master = master or os.environ.get("LASSI_SPARK_MASTER")
+    if master:
+        opts["spark.master"] = master
+    elif not _under_spark_submit():
+        opts["spark.master"] = "local[*]"
+    if _under_spark_submit():
+        return opts
+    settings = dict(settings)
+    if cds := archive_options():                           # `lassi jvm-archive` was run
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = f"{settings.get(key, '')} {cds}".strip()
+    if not os.environ.get("LASSI_VERBOSE"):
+        _quiet_java_options(settings)
+    return {**opts, **settings}
+
+
 def start_jvm(app_name: str = "lassi", master: str | None = None,
               extra: dict[str, str] | None = None, short_lived: bool = False):
     """The driver JVM, started as `get_spark` would start it (or spark-submit's, or the one
@@ -98,8 +101,9 @@ def start_jvm(app_name: str = "lassi", master: str | None = None,
     from pyspark import SparkConf, SparkContext
 
     if SparkContext._jvm is None:
+        _prepare_process()
         conf = SparkConf()
-        for k, v in _options(app_name, master, extra, short_lived).items():
+        for k, v in _options(app_name, master, _settings(extra, short_lived)).items():
             conf.set(k, v)
         SparkContext._ensure_initialized(conf=conf)
     return SparkContext._jvm
@@ -111,13 +115,15 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
     command of a few small queries (`lassi why`): the driver JVM compiles with C1 only and
     a serial GC, which starts faster (about 4 s of a 13 s cold answer) and would slow a
     long pipeline."""
+    _prepare_process()
+    settings = _settings(extra, short_lived)
     builder = SparkSession.builder
-    for k, v in _options(app_name, master, extra, short_lived).items():
+    for k, v in _options(app_name, master, settings).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     if _under_spark_submit():   # the submission's --conf wins; lassi's SQL defaults fill gaps
         given = spark.sparkContext.getConf()
-        for k, v in _settings(extra, short_lived).items():
+        for k, v in settings.items():
             if k.startswith("spark.sql.") and not given.contains(k):
                 spark.conf.set(k, v)
     spark.sparkContext.setLogLevel(os.environ.get("LASSI_SPARK_LOG_LEVEL", "WARN"))

@@ -57,7 +57,7 @@ def scoped(fn: F) -> F:
     @functools.wraps(fn)
     def run(wh, *args, **kwargs):
         global _deferred
-        if getattr(wh, "session_started", True):     # a Warehouse, or anything with `spark`
+        if wh.session_started:
             with view_scope(wh.spark):
                 return fn(wh, *args, **kwargs)
         _deferred += 1
