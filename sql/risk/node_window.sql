@@ -62,10 +62,13 @@ metric AS (                       -- one row per series value: bytes and ops are
       ('mdt', 'sync'), ('mdt', 'sdr'), ('mdt', 'cdr')) AS z(side, m) ON o.side = z.side
     WHERE o.counter = 'snapshot_time'
 ),
-site_slots AS (                   -- every capture slot of the site (all servers)
-  SELECT slot, LAG(slot) OVER (ORDER BY slot) AS site_prev,
-         MIN(slot) OVER () AS first_slot
-  FROM (SELECT DISTINCT slot FROM captures)
+site_slots AS (                   -- every capture slot of the site (all servers), with the
+  -- one before it: the day's few hundred slots sorted in one array (a window without a
+  -- partition would do the same, but Spark warns of it at every run)
+  SELECT s.slot, CASE WHEN s.i > 0 THEN a.slots[s.i - 1] END AS site_prev,
+         a.slots[0] AS first_slot
+  FROM (SELECT array_sort(collect_set(slot)) AS slots FROM captures) a
+  LATERAL VIEW posexplode(a.slots) s AS i, slot
 ),
 server_slots AS (                 -- the slots at which a server had any row
   SELECT server, slot, LAG(slot) OVER (PARTITION BY server ORDER BY slot) AS server_prev
