@@ -63,8 +63,9 @@ metric AS (                       -- one row per series value: bytes and ops are
     WHERE o.counter = 'snapshot_time'
 ),
 site_slots AS (                   -- every capture slot of the site (all servers), with the
-  -- one before it: the day's few hundred slots sorted in one array (a window without a
-  -- partition would do the same, but Spark warns of it at every run)
+  -- one before it: the day's slots (one per capture interval, a few thousand at most)
+  -- sorted in one array (a window without a partition would do the same, but Spark moves
+  -- its rows to one task and warns of it at every run)
   SELECT s.slot, CASE WHEN s.i > 0 THEN a.slots[s.i - 1] END AS site_prev,
          a.slots[0] AS first_slot
   FROM (SELECT array_sort(collect_set(slot)) AS slots FROM captures) a
