@@ -76,6 +76,17 @@ Replace = WholePartitions | SourceRows | LogRows | WindowRows
 WHOLE = WholePartitions()
 
 
+@dataclass(frozen=True)
+class ExecutorRows:
+    """Rows the executors parse, computed by the write itself: as a Spark DataFrame of the
+    table's columns (`frame()`, for Spark's writer), or as Parquet files the executors
+    write into a local folder (`write_files(folder)`, see `Warehouse.write_files`). Only
+    one of the two is called, once."""
+
+    frame: Callable[[], Any]                  # () -> pyspark.sql.DataFrame
+    write_files: Callable[[str], None]
+
+
 @dataclass
 class TableRows:
     """Rows for one table and what they replace.
@@ -86,7 +97,7 @@ class TableRows:
     """
 
     table: str
-    rows: Any                  # list[tuple] | pandas.DataFrame | pyspark.sql.DataFrame
+    rows: Any      # list[tuple] | pandas.DataFrame | pyspark.sql.DataFrame | ExecutorRows
     dates: list[dt.date] | None = None
     replace: Replace = WHOLE
 
@@ -109,6 +120,6 @@ class IngestResult:
         return self.stats.source
 
 
-__all__ = ["WHOLE", "IngestError", "IngestResult", "LogRows", "ParseStats", "Quarantined",
-           "Replace", "SourceRows", "SourceUnavailable", "TableRows", "WholePartitions",
-           "WindowRows"]
+__all__ = ["WHOLE", "ExecutorRows", "IngestError", "IngestResult", "LogRows", "ParseStats",
+           "Quarantined", "Replace", "SourceRows", "SourceUnavailable", "TableRows",
+           "WholePartitions", "WindowRows"]

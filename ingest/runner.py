@@ -42,7 +42,14 @@ from lassi.ingest import (
     slurm,
     writer,
 )
-from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
+from lassi.ingest.contract import (
+    ExecutorRows,
+    IngestError,
+    IngestResult,
+    SourceRows,
+    TableRows,
+)
+from lassi.ingest.parquet_sink import ParquetFolder
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
     IntegerType,
@@ -205,16 +212,19 @@ def _task_json(task: BeaconTask) -> list:
     return [f, prev, day and str(day)]
 
 
-def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool):
+def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool,
+                  files: ParquetFolder | None):
     """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
     task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
     Python object per row for the columnar parsers, one Arrow conversion per file for the
-    others). A file's stats carry its task, so its quarantine can be parsed again
-    (`only_quarantine`: no rows)."""
+    others), or with `files` write the rows as Parquet there and emit the rest. A file's
+    stats carry its task, so its quarantine can be parsed again (`only_quarantine`: no
+    rows)."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
     rows_schema = row_schema(table)
+    sink = None if files is None or only_quarantine else files.sink(rows_schema)
     wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
                       pa.field("aux", pa.string())])
 
@@ -228,8 +238,8 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
         for tasks in batch.column(0).to_pylist():
             todo = [(f, prev, day and dt.date.fromisoformat(day))
                     for f, prev, day in json.loads(tasks)]
-            for rows, files in parse(todo, site):
-                for _, qs, _ in files:
+            for rows, parsed in parse(todo, site):
+                for _, qs, _ in parsed:
                     if qs:
                         yield side("q", [json.dumps({"source": q.source, "file": q.file,
                                                      "line_no": q.line_no, "raw": q.raw,
@@ -237,25 +247,32 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
                 if only_quarantine:
                     continue
                 t = rows if isinstance(rows, pa.Table) else rows_table(rows, rows_schema)
-                for b in t.to_batches():
+                if sink is not None:
+                    sink.add(t)
+                for b in [] if sink is not None else t.to_batches():
                     yield pa.RecordBatch.from_arrays(
                         [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
                          pa.nulls(b.num_rows, pa.string())], schema=wire)
                 yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
                                              "extra": st.extra,
                                              "task": json.dumps(_task_json(task))})
-                                 for task, _, st in files])
+                                 for task, _, st in parsed])
+    if sink is not None:
+        sink.close()
 
 
 def _wire(spark: SparkSession, site: Site, table: str, parse: Callable,
-          tasks: list[BeaconTask], only_quarantine: bool = False) -> DataFrame:
-    """The wire rows of parsing `tasks` on the executors, in bins of about equal bytes."""
+          tasks: list[BeaconTask], only_quarantine: bool = False,
+          files: ParquetFolder | None = None) -> DataFrame:
+    """The wire rows of parsing `tasks` on the executors, in bins of about equal bytes
+    (with `files`: the rows are written there, not sent)."""
     sc = spark.sparkContext
     bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
     jobs = [(json.dumps([(f, prev, day and str(day)) for f, prev, day in b]),) for b in bins]
     inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
-    return inp.mapInArrow(lambda it: _wire_batches(it, table, parse, site, only_quarantine),
-                          _wire_schema(table))
+    return inp.mapInArrow(
+        lambda it: _wire_batches(it, table, parse, site, only_quarantine, files),
+        _wire_schema(table))
 
 
 def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
@@ -263,23 +280,37 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
                     ) -> IngestResult:
     """Parse files in parallel into `table` in ONE pass over the input: the result's rows
     (partitions by `time_col`'s day; whole partitions of `owned` days when given) are
-    computed by the write itself, which also observes the files' line accounting. Its
-    `after_write` gives the stats, and the quarantine, parsed again from only the files
-    that had quarantined lines (the parsers are deterministic)."""
+    computed by the write itself, which also observes the files' line accounting: Spark's
+    writer, or the executors' own Parquet files for a local warehouse (`ExecutorRows`).
+    Its `after_write` gives the stats, and the quarantine, parsed again from only the
+    files that had quarantined lines (the parsers are deterministic)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     obs = Observation(f"ingest {source}")
     s = F.from_json("aux", _STATS)
     is_s = F.col("tag") == "s"
-    wire = _wire(spark, site, table, parse, tasks).observe(
-        obs, *[F.sum(F.when(is_s, s[c])).alias(c) for c in _COUNTS],
-        F.collect_list(F.when(is_s & (F.size(s["extra"]) > 0), F.to_json(s["extra"])))
-        .alias("extra"),
-        F.collect_list(F.when(is_s & (s["lines_quarantined"] > 0), s["task"])).alias("redo"))
-    cols = [F.timestamp_micros(f.name).alias(f.name) if isinstance(f.dataType, TimestampType)
-            else F.col(f.name) for f in schema_of(table).fields if f.name != "date"]
-    rows = wire.filter(F.col("tag") == "r").select(*cols).withColumn("date", F.to_date(time_col))
+    fields = [f for f in schema_of(table).fields if f.name != "date"]
+    stamps = tuple(f.name for f in fields if isinstance(f.dataType, TimestampType))
+
+    def observed(files: ParquetFolder | None = None) -> DataFrame:
+        return _wire(spark, site, table, parse, tasks, files=files).observe(
+            obs, *[F.sum(F.when(is_s, s[c])).alias(c) for c in _COUNTS],
+            F.collect_list(F.when(is_s & (F.size(s["extra"]) > 0), F.to_json(s["extra"])))
+            .alias("extra"),
+            F.collect_list(F.when(is_s & (s["lines_quarantined"] > 0), s["task"]))
+            .alias("redo"))
+
+    def frame() -> DataFrame:
+        cols = [F.timestamp_micros(f.name).alias(f.name) if f.name in stamps
+                else F.col(f.name) for f in fields]
+        return (observed().filter(F.col("tag") == "r").select(*cols)
+                .withColumn("date", F.to_date(time_col)))
+
+    def write_files(folder: str) -> None:
+        codec = spark.conf.get("spark.sql.parquet.compression.codec", "snappy") or "snappy"
+        observed(ParquetFolder(folder, time_col, stamps, codec.lower())) \
+            .write.format("noop").mode("overwrite").save()
 
     def after_write() -> tuple[ParseStats, Any]:
         m = obs.get
@@ -296,6 +327,7 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
               .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()]).localCheckpoint())
         return stats, qs
 
+    rows = ExecutorRows(frame, write_files)
     return IngestResult(ParseStats(source), [TableRows(table, rows, owned)], [], after_write)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from lassi.ingest.contract import (
+    ExecutorRows,
     IngestResult,
     LogRows,
     SourceRows,
@@ -96,6 +97,12 @@ def _where(replace) -> Column:
 # --- tables -------------------------------------------------------------------------------------
 def write_table(wh: Warehouse, t: TableRows) -> list[dt.date]:
     """Write one table's rows; returns the date partitions written."""
+    if isinstance(t.rows, ExecutorRows):
+        if not isinstance(t.replace, WholePartitions):
+            raise ValueError(f"{t.table}: executors' rows replace whole partitions only")
+        if wh.local is not None:
+            return wh.write_files(t.rows.write_files, t.table, t.dates)
+        return wh.write(t.rows.frame(), t.table, t.dates)
     if isinstance(t.replace, WholePartitions):
         return wh.write(to_frame(wh.spark, t.table, t.rows), t.table, t.dates)
     if not t.dates:

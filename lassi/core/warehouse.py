@@ -181,6 +181,34 @@ class Warehouse:
         token = uuid.uuid4().hex
         staging = f"{self.root}/_staging/{table}/{token}"
         df.write.mode("errorifexists").partitionBy("date").parquet(staging)
+        return self._commit(table, staging, dates, token)
+
+    @property
+    def local(self) -> Path | None:
+        """The warehouse's local directory (None when its root is another Hadoop URI)."""
+        return local_root(self.root)
+
+    def write_files(self, write: Callable[[str], None], table: str,
+                    dates: Iterable[DateLike] | None = None) -> list[dt.date]:
+        """`write` but the Parquet files come from `write(folder)`, which fills the local
+        `folder` with `date=YYYY-MM-DD/` subfolders of files in the table's declared
+        schema (no `date` column), e.g. from the executors (`lassi.ingest.parquet_sink`).
+        Only for a local warehouse (`local`), which every executor must see. The same
+        atomic swap per partition; anything else `write` leaves in `folder` is dropped."""
+        schema_of(table)                                   # an unknown table fails here
+        if self.local is None:
+            raise ValueError(f"write_files needs a local warehouse, not {self.root}")
+        self._recover(table)
+        token = uuid.uuid4().hex
+        staging = f"{self.root}/_staging/{table}/{token}"
+        self._fs.mkdirs(self._p(staging))
+        write(str(self.local / "_staging" / table / token))
+        return self._commit(table, staging, dates, token)
+
+    def _commit(self, table: str, staging: str, dates: Iterable[DateLike] | None,
+                token: str) -> list[dt.date]:
+        """Swap the `date=` folders staged under `staging` in, empty the other `dates`,
+        drop `staging`; the dates written."""
         staged = {as_date(n[5:]) for n in self._ls(staging) if n.startswith("date=")}
         owned = staged | {as_date(d) for d in (dates or [])}
         for d in sorted(owned):

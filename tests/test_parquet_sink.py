@@ -1,0 +1,127 @@
+"""The executors' own Parquet files (lassi.ingest.parquet_sink) against Spark's writer: the
+day split, buffering, a failed task attempt, and the same tables either way for Lustre
+statistics over midnight and every Beacon layer."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from lassi.ingest import runner, writer
+from lassi.ingest.parquet_sink import US_PER_DAY, DaySink, ParquetFolder
+
+from lassi.core.config import load_site
+from lassi.core.warehouse import Warehouse
+
+ROWS = pa.schema([pa.field("host", pa.string()), pa.field("ts", pa.int64()),
+                  pa.field("n", pa.int64()), pa.field("h", pa.list_(pa.int64()))])
+DAY = (dt.date(2018, 2, 25) - dt.date(1970, 1, 1)).days      # day number of 2018-02-25
+
+
+def _rows(days: list[int], start: int = 0) -> pa.Table:
+    """One row per entry of `days`, at 01:00 of that day, n counting from `start`."""
+    return pa.table({"host": [f"h{k % 3}" for k in range(len(days))],
+                     "ts": [d * US_PER_DAY + 3_600_000_000 for d in days],
+                     "n": list(range(start, start + len(days))),
+                     "h": [[k, k + 1] for k in range(len(days))]}, schema=ROWS)
+
+
+def test_rows_go_to_one_file_per_day(tmp_path):
+    spec = ParquetFolder(str(tmp_path), "ts", ("ts",), "zstd")
+    sink = DaySink(spec, ROWS, part=3, attempt=11)
+    sink.BUFFER_ROWS = 4                      # several row groups per file
+    sink.add(_rows([DAY] * 5))
+    sink.add(_rows([DAY, DAY + 1, DAY, DAY + 1], start=5))
+    sink.add(_rows([]))
+    sink.close()
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.parquet"))
+    assert files == ["date=2018-02-25/part-00003.parquet", "date=2018-02-26/part-00003.parquet"]
+    first = pq.read_table(tmp_path / files[0])
+    assert first.column("n").to_pylist() == [0, 1, 2, 3, 4, 5, 7]       # line order kept
+    assert first.schema.field("ts").type == pa.timestamp("us", tz="UTC")
+    assert first.column("ts")[0].as_py() == dt.datetime(2018, 2, 25, 1, tzinfo=dt.timezone.utc)
+    assert first.column("h").to_pylist()[5] == [0, 1]
+    assert pq.read_table(tmp_path / files[1]).column("n").to_pylist() == [6, 8]
+    meta = pq.ParquetFile(tmp_path / files[0]).metadata
+    assert meta.num_row_groups == 2 and meta.row_group(0).column(1).compression == "ZSTD"
+    assert not list((tmp_path / "_tmp").rglob("*.parquet"))
+
+
+def test_a_failed_attempt_leaves_no_rows_and_a_retry_replaces_them(tmp_path):
+    spec = ParquetFolder(str(tmp_path), "ts", ("ts",))
+    failed = DaySink(spec, ROWS, part=0, attempt=1)
+    failed.BUFFER_ROWS = 1                    # its rows are on disk, but under _tmp/
+    failed.add(_rows([DAY] * 3))
+    assert not list(tmp_path.glob("date=*"))  # killed here: close() never runs
+    for attempt in (2, 3):                    # a retry, then a speculative copy of it
+        sink = DaySink(spec, ROWS, part=0, attempt=attempt)
+        sink.add(_rows([DAY] * 2))
+        sink.close()
+    [only] = tmp_path.glob("date=*/*.parquet")
+    assert pq.read_table(only).num_rows == 2
+
+
+def test_rows_without_a_time_are_refused(tmp_path):
+    sink = DaySink(ParquetFolder(str(tmp_path), "ts", ("ts",)), ROWS, part=0, attempt=0)
+    rows = _rows([DAY, DAY]).set_column(1, "ts", pa.array([None, 1], pa.int64()))
+    with pytest.raises(ValueError, match="1 rows without ts"):
+        sink.add(rows)
+
+
+# --- Spark's writer and the executors' files give the same tables -----------------------------
+def _both_ways(spark, tmp_path: Path, build) -> tuple[Warehouse, Warehouse]:
+    """`build()` (an IngestResult of executor-parsed rows) written by Spark's writer into
+    warehouse `spark/` and as the executors' own files into `files/`; the same accounting."""
+    out, stats = [], []
+    for name in ("spark", "files"):
+        wh = Warehouse(spark, str(tmp_path / name))
+        part = build()
+        [t] = part.tables
+        if name == "spark":
+            wh.write(t.rows.frame(), t.table, t.dates)
+        else:
+            wh.write_files(t.rows.write_files, t.table, t.dates)
+        stats.append(writer.finished(part).stats)
+        out.append(wh)
+    assert stats[0] == stats[1] and stats[0].rows > 0
+    return out[0], out[1]
+
+
+def _same(a: Warehouse, b: Warehouse, table: str, days: int) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    assert a.dates(table) == b.dates(table) and len(a.dates(table)) == days
+    assertDataFrameEqual(a.read(table), b.read(table))
+    assert not (Path(b.root) / "_staging").exists() or not any(
+        (Path(b.root) / "_staging").rglob("*.parquet"))
+
+
+def test_lustre_captures_over_midnight_either_way(spark, archer_day, tmp_path):
+    """One server's captures of the shared ARCHER day with the next day's first ones: rows
+    on two dates."""
+    site = load_site("archer", nodes=archer_day.nodes)
+    server = sorted((archer_day.raw / "lustre").glob("*-oss*"))[0]
+    tasks = [(str(f), None, None) for f in sorted(server.iterdir())]
+    assert len(tasks) == 2
+    a, b = _both_ways(spark, tmp_path, lambda: runner._parse_parallel(
+        spark, site, "lustre", "raw_lustre_stats", runner._parse_lustre, tasks,
+        "snapshot_time", None))
+    _same(a, b, "raw_lustre_stats", days=2)
+
+
+def test_every_beacon_layer_either_way(spark, tmp_path):
+    """The hand-made Beacon day of test_beacon_ingest (a seed, bad lines, lists, maps)."""
+    from tests.test_beacon_ingest import D, _hand_raw
+
+    site = load_site("taihulight")
+    _hand_raw(tmp_path / "raw")
+    for layer, (table, _) in runner.BEACON.items():
+        files = sorted((tmp_path / "raw" / "beacon" / layer).rglob(f"{D}.log*"))
+        tasks = runner.beacon_tasks(files, D)
+        a, b = _both_ways(spark, tmp_path / layer,
+                          lambda tasks=tasks, layer=layer: runner._parse_layer(
+                              spark, site, layer, tasks))
+        _same(a, b, table, days=1)
