@@ -8,7 +8,9 @@ Never a test: it prints figures and writes them to bench/results.json
             second (one core), no Spark
   to_jvm    the executors' parse shipped to the JVM as Arrow batches (`_wire`), written
             nowhere (`noop`)
-  parquet   the same rows written as Parquet (no partitioning, no accounting)
+  parquet   the same rows written as Parquet by Spark (no partitioning, no accounting)
+  files     the executors write the rows' Parquet files themselves, per UTC day
+            (lassi.ingest.parquet_sink: what ingest does into a local warehouse)
   ingest    `ingest_source` end to end: partitioned atomic write, line accounting,
             quarantine, ingest_log and the forwarding/OST maps
 
@@ -63,7 +65,7 @@ def _warm(step, repeats: int = 2) -> float:
 
 
 def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
-    """The four steps of one layer (see the module doc)."""
+    """The five steps of one layer (see the module doc)."""
     from lassi.ingest.runner import BEACON, _wire, ingest_source
 
     from lassi.core.warehouse import Warehouse
@@ -81,12 +83,26 @@ def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
         (_wire(spark, site, table, parse, tasks).filter("tag = 'r'").write.mode("overwrite")
          .parquet(str(scratch / "plain")))
 
+    def files() -> None:
+        from lassi.ingest.parquet_sink import ParquetFolder
+        from pyspark.sql.types import TimestampType
+
+        from lassi.core.schemas import schema_of
+
+        shutil.rmtree(scratch / "files", ignore_errors=True)
+        stamps = tuple(f.name for f in schema_of(table).fields
+                       if isinstance(f.dataType, TimestampType))
+        spec = ParquetFolder(str(scratch / "files"), "ts", stamps, "zstd")
+        _wire(spark, site, table, parse, tasks, files=spec).write.format("noop") \
+            .mode("overwrite").save()
+
     def ingest() -> None:
         shutil.rmtree(scratch / "wh", ignore_errors=True)
         ingest_source(spark, Warehouse(spark, str(scratch / "wh")), site, source,
                       [str(raw / "beacon" / source)], DATE)
 
-    for name, step in (("to_jvm", to_jvm), ("parquet", parquet), ("ingest", ingest)):
+    for name, step in (("to_jvm", to_jvm), ("parquet", parquet), ("files", files),
+                       ("ingest", ingest)):
         wall = _warm(step)
         out[name] = {"wall_s": round(wall, 2), "per_core": round(lines / wall / CORES)}
     return out
@@ -108,14 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     scratch = HERE / "cache" / "breakdown-scratch"
     results = {}
     print(f"{'source':<14} {'lines':>10} {'parse/cpu-s':>12} {'to_jvm/core':>12} "
-          f"{'parquet/core':>13} {'ingest/core':>12}   (lines/s; warm; {truth['nodes']} nodes)",
+          f"{'parquet/core':>13} {'files/core':>11} {'ingest/core':>12}   "
+          f"(lines/s; warm; {truth['nodes']} nodes)",
           flush=True)
     for source in args.sources.split(","):
         m = measure(spark, site, day / "raw", source, scratch)
         results[source] = {"nodes": truth["nodes"], **m}
         print(f"{source:<14} {m['lines']:>10,} {m['parse']['lines_per_cpu_s']:>12,} "
               f"{m['to_jvm']['per_core']:>12,} {m['parquet']['per_core']:>13,} "
-              f"{m['ingest']['per_core']:>12,}", flush=True)
+              f"{m['files']['per_core']:>11,} {m['ingest']['per_core']:>12,}", flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
     path = HERE / "results.json"
     doc = json.loads(path.read_text()) if path.exists() else {}

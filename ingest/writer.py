@@ -62,6 +62,18 @@ def _py(v: Any) -> Any:
     return v
 
 
+def local_rows(table: str, rows: Any) -> list:
+    """A table's driver-side rows (tuples in schema order, or a pandas DataFrame with the
+    schema's columns) as tuples in schema order."""
+    if not hasattr(rows, "itertuples"):
+        return list(rows)
+    names = schema_of(table).fieldNames()
+    missing = [c for c in names if c not in rows.columns]
+    if missing:
+        raise ValueError(f"{table}: rows lack columns {missing}")
+    return [tuple(_py(v) for v in r) for r in rows[names].itertuples(index=False, name=None)]
+
+
 def to_frame(spark: SparkSession, table: str, rows: Any) -> DataFrame:
     """A table's rows (tuples in schema order, a pandas DataFrame with the schema's columns,
     or a Spark DataFrame) as a Spark DataFrame of the declared schema."""
@@ -69,14 +81,7 @@ def to_frame(spark: SparkSession, table: str, rows: Any) -> DataFrame:
 
     if isinstance(rows, DataFrame):
         return rows
-    schema = schema_of(table)
-    if hasattr(rows, "itertuples"):                                  # pandas
-        missing = [c for c in schema.fieldNames() if c not in rows.columns]
-        if missing:
-            raise ValueError(f"{table}: rows lack columns {missing}")
-        rows = [tuple(_py(v) for v in r) for r in
-                rows[schema.fieldNames()].itertuples(index=False, name=None)]
-    return local_frame(spark, list(rows), schema)
+    return local_frame(spark, local_rows(table, rows), schema_of(table))
 
 
 def _where(replace) -> Column:
@@ -103,12 +108,19 @@ def write_table(wh: Warehouse, t: TableRows) -> list[dt.date]:
         if wh.local is not None:
             return wh.write_files(t.rows.write_files, t.table, t.dates)
         return wh.write(t.rows.frame(), t.table, t.dates)
+    from pyspark.sql import DataFrame
+
+    spark_rows = isinstance(t.rows, DataFrame)
     if isinstance(t.replace, WholePartitions):
-        return wh.write(to_frame(wh.spark, t.table, t.rows), t.table, t.dates)
+        if spark_rows:
+            return wh.write(t.rows, t.table, t.dates)
+        return wh.write_rows(local_rows(t.table, t.rows), t.table, t.dates)
     if not t.dates:
         return []
-    return wh.replace_rows(to_frame(wh.spark, t.table, t.rows), t.table, t.dates,
-                           _where(t.replace))
+    if spark_rows:
+        return wh.replace_rows(t.rows, t.table, t.dates, _where(t.replace))
+    return wh.replace_with_rows(local_rows(t.table, t.rows), t.table, t.dates,
+                                _where(t.replace))
 
 
 def write_tables(wh: Warehouse, tables: Iterable[TableRows]) -> list[dt.date]:
@@ -148,11 +160,16 @@ def write_quarantine(wh: Warehouse, parts: Iterable[Any], date: dt.date, sources
     """Replace the quarantine rows of `sources` on `date` by these (see `quarantine_frame`).
     Nothing quarantined and no quarantine yet on `date`: nothing to replace, no Spark job."""
     parts = list(parts)
-    if all(isinstance(p, (list, tuple)) and not p for p in parts) \
-            and not wh.has("quarantine", date):
+    listed = all(isinstance(p, (list, tuple)) for p in parts)
+    if listed and not any(parts) and not wh.has("quarantine", date):
+        return
+    where = _where(SourceRows(tuple(sources)))
+    if listed:                                   # rows on the driver: no Spark job to make
+        rows = quarantine_rows([q for p in parts for q in p], date, now or utc_now())
+        wh.replace_with_rows(rows, "quarantine", [date], where)
         return
     df = quarantine_frame(wh.spark, parts, date, now or utc_now())
-    wh.replace_rows(df, "quarantine", [date], _where(SourceRows(tuple(sources))))
+    wh.replace_rows(df, "quarantine", [date], where)
 
 
 def merge_quarantine(wh: Warehouse, qs: list[Quarantined], date: dt.date,
@@ -170,10 +187,8 @@ def write_log(wh: Warehouse, stats: list[ParseStats], date: dt.date,
               now: dt.datetime | None = None) -> None:
     """Replace these sources' `ingest_log` rows of `date` (one row per ParseStats)."""
     now = now or utc_now()
-    df = wh.spark.createDataFrame([st.log_row(date, now) for st in stats],
-                                  schema_of("ingest_log"))
-    wh.replace_rows(df, "ingest_log", [date], _where(SourceRows(tuple(st.source
-                                                                     for st in stats))))
+    wh.replace_with_rows([st.log_row(date, now) for st in stats], "ingest_log", [date],
+                         _where(SourceRows(tuple(st.source for st in stats))))
 
 
 def finished(part: IngestResult) -> IngestResult:

@@ -76,3 +76,37 @@ def test_unknown_table_and_bad_date(warehouse):
         warehouse.read("no_such_table")
     with pytest.raises(ValueError, match="not a date"):
         warehouse.read("quarantine", ["2024-13-01"])
+
+
+def test_driver_rows_into_a_local_warehouse_start_no_spark_job(spark, warehouse):
+    """write_rows writes the Parquet files itself (lassi.core.frames.write_date_files):
+    no Spark job, and the table reads back as Spark's own write of the same rows."""
+    from lassi.core.frames import local_frame
+    from lassi.core.schemas import schema_of
+
+    rows = [q(1, D1), ("lustre", "f.txt", 2, None, "bad", NOW, D1), q(3, D2)]
+    sc = spark.sparkContext
+    sc.setJobGroup("write_rows", "driver rows")
+    try:
+        assert warehouse.write_rows(rows, "quarantine") == [D1, D2]
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert sc.statusTracker().getJobIdsForGroup("write_rows") == []
+    files = sorted(p.relative_to(warehouse.local).as_posix()
+                   for p in warehouse.local.rglob("*.parquet"))
+    assert files == ["quarantine/date=2024-01-01/part-00000.parquet",
+                     "quarantine/date=2024-01-02/part-00000.parquet"]
+    by_spark = Warehouse(spark, str(warehouse.local.parent / "by_spark"))
+    by_spark.write(local_frame(spark, rows, schema_of("quarantine")), "quarantine")
+    assertDataFrameEqual(warehouse.read("quarantine"), by_spark.read("quarantine"))
+    got = warehouse.read("quarantine", [D1]).orderBy("line_no").collect()
+    assert [(r.raw, r.ingested_at) for r in got] == [("raw 1", NOW), (None, NOW)]
+
+
+def test_driver_rows_are_checked_against_the_schema(warehouse):
+    with pytest.raises(ValueError, match="line_no"):
+        warehouse.write_rows([("lustre", "f.txt", "one", "raw", "bad", NOW, D1)],
+                             "quarantine")
+    with pytest.raises(ValueError, match="reason: not nullable"):
+        warehouse.write_rows([("lustre", "f.txt", 1, "raw", None, NOW, D1)], "quarantine")
+    assert warehouse.dates("quarantine") == []

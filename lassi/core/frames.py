@@ -11,10 +11,14 @@ ValueError, as the row-by-row verification did.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -91,3 +95,18 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict], schema: St
     if not rows:
         return spark.createDataFrame([], schema)
     return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
+
+
+def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "zstd") -> None:
+    """Rows with a `date` column (`arrow_table` of a warehouse schema) as Parquet files
+    `folder/date=YYYY-MM-DD/part-00000.parquet` without that column, as Spark's partitioned
+    write lays them out (a staged write of `Warehouse.write_rows`)."""
+    dates = rows.column("date")
+    if dates.null_count:
+        raise ValueError(f"{dates.null_count} rows without a date")
+    data = rows.drop_columns(["date"])
+    for d in pc.unique(dates).to_pylist():
+        part = Path(folder) / f"date={d.isoformat() if isinstance(d, dt.date) else d}"
+        part.mkdir(parents=True, exist_ok=True)
+        pq.write_table(data.filter(pc.equal(dates, pa.scalar(d, dates.type))),
+                       part / "part-00000.parquet", compression=codec)

@@ -18,7 +18,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lassi.core.frames import local_frame
+from lassi.core.frames import arrow_table, local_frame, write_date_files
 from lassi.core.schemas import schema_of
 from lassi.core.writer_lock import WriterLock
 
@@ -241,9 +241,24 @@ class Warehouse:
 
     def write_rows(self, rows: list, table: str,
                    dates: Iterable[DateLike] | None = None) -> list[dt.date]:
-        """Write Python rows (tuples/dicts in schema order, with `date`) to `table`."""
-        df = local_frame(self.spark, rows, schema_of(table))
-        return self.write(df, table, dates)
+        """Write Python rows (tuples/dicts in schema order, with `date`) to `table`, as
+        `write` does: into a local warehouse the driver writes their Parquet files itself
+        (no Spark job, no session needed), else through Spark."""
+        schema = schema_of(table)
+        if self.local is None:
+            return self.write(local_frame(self.spark, rows, schema), table, dates)
+        t = arrow_table(list(rows), schema)
+        return self.write_files(lambda folder: write_date_files(t, folder), table, dates)
+
+    def replace_with_rows(self, rows: list, table: str, dates: Iterable[DateLike],
+                          where) -> list[dt.date]:
+        """`replace_rows` with Python rows: `write_rows` when the partitions hold nothing
+        to keep."""
+        dates = list(dates)
+        if not any(self.has(table, d) for d in dates):
+            return self.write_rows(rows, table, dates)
+        return self.replace_rows(local_frame(self.spark, rows, schema_of(table)), table,
+                                 dates, where)
 
     # the writer lock ----------------------------------------------------------------------
     def lock_writes(self, command: str, wait_s: float = 0.0) -> WriterLock:
