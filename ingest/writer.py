@@ -1,8 +1,11 @@
 """The one writer of ingest results (`lassi.ingest.contract`) into the warehouse.
 
-Every table write goes through `Warehouse`, atomically per date partition: `write` for a
-whole-partition replace, `replace_rows` when only some rows of the partitions are replaced
-(one source's, one Darshan log's, one LMT window's; the others are kept). After the tables,
+Every table write goes through `Warehouse`, atomically per date partition: `write`
+(Spark DataFrames), `write_rows` (rows made on the driver: no Spark job into a local
+warehouse) or `write_files` (the executors' own Parquet files, `ExecutorRows`) for a
+whole-partition replace, `replace_rows`/`replace_with_rows` when only some rows of the
+partitions are replaced (one source's, one Darshan log's, one LMT window's; the others are
+kept). After the tables,
 the source's quarantine rows and its `ingest_log` row of the ingest date are replaced, so a
 rerun of the same input changes nothing.
 """
@@ -72,16 +75,6 @@ def local_rows(table: str, rows: Any) -> list:
     if missing:
         raise ValueError(f"{table}: rows lack columns {missing}")
     return [tuple(_py(v) for v in r) for r in rows[names].itertuples(index=False, name=None)]
-
-
-def to_frame(spark: SparkSession, table: str, rows: Any) -> DataFrame:
-    """A table's rows (tuples in schema order, a pandas DataFrame with the schema's columns,
-    or a Spark DataFrame) as a Spark DataFrame of the declared schema."""
-    from pyspark.sql import DataFrame
-
-    if isinstance(rows, DataFrame):
-        return rows
-    return local_frame(spark, local_rows(table, rows), schema_of(table))
 
 
 def _where(replace) -> Column:
