@@ -110,3 +110,28 @@ def test_driver_rows_are_checked_against_the_schema(warehouse):
     with pytest.raises(ValueError, match="reason: not nullable"):
         warehouse.write_rows([("lustre", "f.txt", 1, "raw", None, NOW, D1)], "quarantine")
     assert warehouse.dates("quarantine") == []
+
+
+def test_a_relative_root_gives_the_writers_an_absolute_folder(spark, tmp_path):
+    """Executors do not share the driver's working folder: `write_files` hands them the
+    staging folder as an absolute path, where the swap then finds it."""
+    import os
+    from pathlib import Path
+
+    from lassi.core.frames import arrow_table, write_date_files
+    from lassi.core.schemas import schema_of
+
+    jvm_cwd = spark.sparkContext._jvm.System.getProperty("user.dir")
+    wh = Warehouse(spark, os.path.relpath(tmp_path / "wh", jvm_cwd))
+    assert not Path(wh.root).is_absolute()
+    seen = []
+
+    def write(folder: str) -> None:
+        seen.append(folder)
+        write_date_files(arrow_table([q(1, D1)], schema_of("quarantine")), folder)
+
+    assert wh.write_files(write, "quarantine") == [D1]
+    assert Path(seen[0]).is_absolute()
+    assert Path(seen[0]).resolve().is_relative_to(tmp_path.resolve() / "wh" / "_staging")
+    assert wh.read("quarantine").count() == 1
+    assert (tmp_path / "wh" / "quarantine" / f"date={D1}").is_dir()

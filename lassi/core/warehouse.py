@@ -202,7 +202,8 @@ class Warehouse:
         token = uuid.uuid4().hex
         staging = f"{self.root}/_staging/{table}/{token}"
         self._fs.mkdirs(self._p(staging))
-        write(str(self.local / "_staging" / table / token))
+        # the folder as the JVM resolves it: absolute, whatever the executors' cwd
+        write(str(self._fs.makeQualified(self._p(staging)).toUri().getPath()))
         return self._commit(table, staging, dates, token)
 
     def _commit(self, table: str, staging: str, dates: Iterable[DateLike] | None,
