@@ -24,10 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lassi.core.frames import parquet_codec
+
 US_PER_DAY = 86_400_000_000
-# pyarrow's names of the codecs Spark's `spark.sql.parquet.compression.codec` may name
-CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
-          "zstd": "zstd", "brotli": "brotli", "lz4_raw": "lz4"}
 
 
 def file_schema(row_schema: pa.Schema, timestamps: set[str]) -> pa.Schema:
@@ -104,7 +103,7 @@ class DaySink:
             self.tmp.mkdir(parents=True, exist_ok=True)
             self.writers[day] = pq.ParquetWriter(
                 self.tmp / f"{day}.parquet", self.schema,
-                compression=CODECS.get(self.spec.codec, "snappy"))
+                compression=parquet_codec(self.spec.codec))
         self.writers[day].write_table(pa.concat_tables(parts))
 
     def close(self) -> None:

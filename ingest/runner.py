@@ -308,8 +308,8 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
                 .withColumn("date", F.to_date(time_col)))
 
     def write_files(folder: str) -> None:
-        codec = spark.conf.get("spark.sql.parquet.compression.codec", "snappy") or "snappy"
-        observed(ParquetFolder(folder, time_col, stamps, codec.lower())) \
+        codec = spark.conf.get("spark.sql.parquet.compression.codec", "snappy")
+        observed(ParquetFolder(folder, time_col, stamps, codec or "snappy")) \
             .write.format("noop").mode("overwrite").save()
 
     def after_write() -> tuple[ParseStats, Any]:

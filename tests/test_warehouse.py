@@ -96,6 +96,11 @@ def test_driver_rows_into_a_local_warehouse_start_no_spark_job(spark, warehouse)
                    for p in warehouse.local.rglob("*.parquet"))
     assert files == ["quarantine/date=2024-01-01/part-00000.parquet",
                      "quarantine/date=2024-01-02/part-00000.parquet"]
+    import pyarrow.parquet as pq  # the session's codec, as Spark's writes
+
+    meta = pq.ParquetFile(warehouse.local / files[0]).metadata
+    codec = spark.conf.get("spark.sql.parquet.compression.codec")
+    assert meta.row_group(0).column(0).compression == codec.upper()
     by_spark = Warehouse(spark, str(warehouse.local.parent / "by_spark"))
     by_spark.write(local_frame(spark, rows, schema_of("quarantine")), "quarantine")
     assertDataFrameEqual(warehouse.read("quarantine"), by_spark.read("quarantine"))

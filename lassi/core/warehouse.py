@@ -18,11 +18,12 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lassi.core.frames import arrow_table, local_frame, write_date_files
+from lassi.core.frames import arrow_table, local_frame, parquet_codec, write_date_files
 from lassi.core.schemas import schema_of
 from lassi.core.writer_lock import WriterLock
 
 DateLike = dt.date | str
+CODEC_KEY = "spark.sql.parquet.compression.codec"
 
 
 def as_date(d: DateLike) -> dt.date:
@@ -249,7 +250,10 @@ class Warehouse:
         if self.local is None:
             return self.write(local_frame(self.spark, rows, schema), table, dates)
         t = arrow_table(list(rows), schema)
-        return self.write_files(lambda folder: write_date_files(t, folder), table, dates)
+        codec = parquet_codec(self._session.conf.get(CODEC_KEY, "snappy")
+                              if self._session is not None else "snappy")
+        return self.write_files(lambda folder: write_date_files(t, folder, codec), table,
+                                dates)
 
     def replace_with_rows(self, rows: list, table: str, dates: Iterable[DateLike],
                           where) -> list[dt.date]:
