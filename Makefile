@@ -57,7 +57,8 @@ test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
 # dense ARCHER days (bench/run.py), Beacon trace compression (BEACON_BENCH_ARGS=--quick:
 # ~70 s), TaihuLight days with full traces (bench/taihulight_day.py), ingest rates per source
-# (the 4,096-node day for the Beacon layers) and where a layer's ingest time goes,
+# (the 4,096-node day for the Beacon layers), the driver-side sources made ~200k lines
+# long (bench/scheduler_scale.py) and where a layer's ingest time goes,
 # Lustre job_stats with 20,000 ids per OSS (bench/jobstats_day.py; JOBSTATS_BENCH_ARGS=--hours 24)
 BENCH_ARGS ?=
 BEACON_BENCH_ARGS ?=
@@ -67,6 +68,7 @@ bench: java venv
 	$(PY) bench/beacon_compress.py $(BEACON_BENCH_ARGS)
 	$(PY) bench/taihulight_day.py
 	$(PY) bench/ingest_rates.py
+	$(PY) bench/scheduler_scale.py
 	$(PY) bench/ingest_breakdown.py
 	$(PY) bench/jobstats_day.py $(JOBSTATS_BENCH_ARGS)
 

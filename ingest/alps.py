@@ -54,9 +54,12 @@ APP_RUN_FIELDS = (
 # ---------------------------------------------------------------------------------------
 
 
+_APP_RUN_SET = frozenset(APP_RUN_FIELDS)
+
+
 def app_row(**values: object) -> dict:
     """An app_run row (all APP_RUN fields but `date`), unspecified fields None."""
-    unknown = set(values) - set(APP_RUN_FIELDS)
+    unknown = values.keys() - _APP_RUN_SET
     if unknown:
         raise KeyError(f"not app_run fields: {sorted(unknown)}")
     row = dict.fromkeys(APP_RUN_FIELDS)
@@ -67,6 +70,8 @@ def app_row(**values: object) -> dict:
 def to_utc(dt: datetime, tz: str = "UTC") -> datetime:
     """Naive UTC from an aware datetime, or from a naive one read as local time in `tz`."""
     if dt.tzinfo is None:
+        if tz == "UTC":
+            return dt
         dt = dt.replace(tzinfo=ZoneInfo(tz))
     return dt.astimezone(timezone.utc).replace(tzinfo=None)
 
@@ -94,11 +99,14 @@ def node_count(nodes: list[str] | None, stated: int | None) -> int | None:
     return len(nodes) if nodes else stated
 
 
+_LEADING_INT = re.compile(r"\s*(-?\d+)")
+
+
 def to_int(text: str | None) -> int | None:
     """Leading integer of a field (`4:ppn=8` -> 4), None when there is none."""
     if text is None:
         return None
-    m = re.match(r"\s*(-?\d+)", text)
+    m = _LEADING_INT.match(text)
     return int(m.group(1)) if m else None
 
 
@@ -199,7 +207,13 @@ def _skip_options(tokens: list[str], i: int, launcher: str) -> tuple[int, int | 
     return i, count
 
 
+# printable ASCII without quotes or backslashes: shlex.split is a split on spaces
+_PLAIN_COMMAND = re.compile(r"[ !#-&(-\[\]-~]*")
+
+
 def _tokens(command: str) -> list[str]:
+    if _PLAIN_COMMAND.fullmatch(command):
+        return command.split()
     try:
         return shlex.split(command)
     except ValueError:
@@ -245,12 +259,30 @@ _APSYS = re.compile(r"(?P<ts>\S+)\s+\S+\s+apsys\s+\S+\s+\S+\s+\S+\s+(?P<msg>.*)"
 _ITEM = re.compile(r"\s*([^=,]*)(=|,|$)")
 
 
+# The usual message, matched at once: items `word`, `key=value` (no spaces or quotes; a
+# comma only inside, as in `1-2,5`) or `key="text"` (no escapes), one `, ` apart. What
+# these give equals the general parse below; any other message takes that parse.
+_KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
+_PLAIN_VALUE = r'[^",\s]*(?:,[^",\s]+)*'
+_ITEM_RE = rf'(?:{_KEY}=(?:"[^"\\]*"|{_PLAIN_VALUE})|{_WORD})'
+_PLAIN_MESSAGE = re.compile(rf"{_ITEM_RE}(?:, {_ITEM_RE})*")
+_PLAIN_ITEM = re.compile(rf'(?:^|, )(?:({_KEY})=(?:"([^"\\]*)"|({_PLAIN_VALUE}))|({_WORD}))')
+
+
 def split_message(msg: str) -> tuple[dict[str, str], list[str]]:
     """`apid=1, Starting, cmd_line="a, b", node_list=1-2,5` -> ({...}, ['Starting']).
 
     Items are separated by `, `; a value is a double-quoted string (backslash escapes)
     or runs to the next `, `. ValueError on an unterminated quote or an empty key.
     """
+    if _PLAIN_MESSAGE.fullmatch(msg):
+        items = _PLAIN_ITEM.findall(msg)
+        return ({k: q or u for k, q, u, _ in items if k}, [w for *_, w in items if w])
+    return _split_items(msg)
+
+
+def _split_items(msg: str) -> tuple[dict[str, str], list[str]]:
+    """split_message's general rule: item by item."""
     kv: dict[str, str] = {}
     words: list[str] = []
     i = 0
@@ -272,18 +304,29 @@ def _read_value(msg: str, i: int) -> tuple[str, int]:
     if not msg.startswith('"', i):
         end = msg.find(", ", i)
         return (msg[i:].strip(), len(msg)) if end < 0 else (msg[i:end].strip(), end + 1)
-    j, out = i + 1, []
-    while j < len(msg) and msg[j] != '"':
-        if msg[j] == "\\" and j + 1 < len(msg):
-            j += 1
-        out.append(msg[j])
-        j += 1
+    j = msg.find('"', i + 1)
+    if j > 0 and "\\" not in msg[i + 1:j]:       # no escapes: the text up to the next quote
+        text = msg[i + 1:j]
+    else:
+        text, j = _unescape(msg, i + 1)
     if j >= len(msg):
         raise ValueError(f"unterminated quote in {msg[i:i + 40]!r}")
     rest = msg[j + 1:]
     if rest.strip() and not rest.startswith(","):
         raise ValueError(f"text after a closing quote: {rest[:30]!r}")
-    return "".join(out), j + 2
+    return text, j + 2
+
+
+def _unescape(msg: str, j: int) -> tuple[str, int]:
+    """The quoted text from msg[j] (backslash escapes) and the index of its closing quote
+    (len(msg) when there is none)."""
+    out = []
+    while j < len(msg) and msg[j] != '"':
+        if msg[j] == "\\" and j + 1 < len(msg):
+            j += 1
+        out.append(msg[j])
+        j += 1
+    return "".join(out), j
 
 
 @dataclass
@@ -294,6 +337,7 @@ class _Event:
     file: str
     line_no: int
     raw: str
+    start_fields: tuple[list[str] | None, int | None] | None = None   # of a Starting
 
 
 @dataclass
@@ -347,11 +391,12 @@ class _State:
         table = self.starts if kind == "Starting" else self.finishes
         if apid in table:
             raise ValueError(f"second {kind} for apid {apid}")
+        fields = None
         if kind == "Starting":
             if not kv.get("batch_id"):
                 raise ValueError(f"Starting without batch_id for apid {apid}")
-            _start_fields(kv)  # validate now, so a bad Starting is quarantined on its line
-        table[apid] = _Event(kind, when, kv, file, line_no, line)
+            fields = _start_fields(kv)   # now, so a bad Starting is quarantined on its line
+        table[apid] = _Event(kind, when, kv, file, line_no, line, fields)
 
     def finish(self) -> tuple[list[dict], list[Quarantined], ParseStats]:
         """Pair the events seen; orphan Finishing lines are quarantined here."""
@@ -383,7 +428,7 @@ def _start_fields(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
 
 def _row(apid: str, start: _Event, end: _Event | None) -> dict:
     kv = start.kv
-    nodes, stated = _start_fields(kv)
+    nodes, stated = start.start_fields or _start_fields(kv)
     command = kv.get("cmd_line")
     exe, procs = parse_launch(command)
     exit_code = to_int(end.kv.get("exit_code")) if end else None

@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from lassi.ingest.alps import app_row, node_count, read_lines, to_int, to_utc, unreadable
@@ -36,11 +37,26 @@ SOURCE = "pbs"
 
 _RECORD = re.compile(r"(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d);([A-Za-z]);([^;]*);(.*)")
 _TOKEN = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+# without a quote in the message: the `key=value` tokens at once (a token without `=` or
+# with an empty key matches nothing, as split_attributes drops it)
+_PLAIN_KV = re.compile(r"(?<!\S)([^\s=]+)=(\S*)")
 _PBS_DEFAULT_PROJECT = "_pbs_project_default"
+# the common exec_host shape `host/first*count+host/first*count...` (one regex, not a
+# Python loop per element; anything else goes through parse_exec_host's general rules)
+_EXEC_STAR = re.compile(r"[^+/]+/\d+\*\d+(?:\+[^+/]+/\d+\*\d+)*")
+_EXEC_STAR_ITEM = re.compile(r"([^+/]+)/\d+\*(\d+)")
+_EPOCH = datetime(1970, 1, 1)
 
 
 def split_attributes(message: str) -> dict[str, str]:
     """`user=a jobname="x y" exec_host=h/0` -> dict; tokens without `=` are dropped."""
+    if '"' not in message:
+        return dict(_PLAIN_KV.findall(message))
+    return _split_tokens(message)
+
+
+def _split_tokens(message: str) -> dict[str, str]:
+    """split_attributes' general rule: token by token, quotes kept together."""
     out = {}
     for tok in _TOKEN.findall(message):
         key, eq, value = tok.partition("=")
@@ -69,6 +85,20 @@ def _slots(spec: str, element: str) -> int:
 
 def parse_exec_host(value: str) -> tuple[list[str], int]:
     """Distinct hosts in order and total CPU slots of an exec_host value."""
+    hosts, slots = _exec_host(value)
+    return list(hosts), slots
+
+
+@lru_cache(maxsize=1 << 14)    # a job's S and E records carry the same exec_host
+def _exec_host(value: str) -> tuple[tuple[str, ...], int]:
+    if _EXEC_STAR.fullmatch(value):
+        items = _EXEC_STAR_ITEM.findall(value)
+        return tuple(dict.fromkeys(h for h, _ in items)), sum(int(c) for _, c in items)
+    return _exec_host_elements(value)
+
+
+def _exec_host_elements(value: str) -> tuple[tuple[str, ...], int]:
+    """parse_exec_host's general rule: element by element."""
     hosts, slots = [], 0
     for element in value.split("+"):
         host, _, spec = element.partition("/")
@@ -76,7 +106,7 @@ def parse_exec_host(value: str) -> tuple[list[str], int]:
             raise ValueError(f"bad exec_host element {element!r}")
         hosts.append(host)
         slots += _slots(spec, element)
-    return list(dict.fromkeys(hosts)), slots
+    return tuple(dict.fromkeys(hosts)), slots
 
 
 def parse_exec_vnode(value: str) -> tuple[list[str], int]:
@@ -101,7 +131,10 @@ def _epoch(kv: dict[str, str], key: str) -> datetime | None:
         return None
     if not value.isdigit():
         raise ValueError(f"bad {key}={value!r} (epoch seconds expected)")
-    return datetime.fromtimestamp(int(value), timezone.utc).replace(tzinfo=None)
+    try:
+        return _EPOCH + timedelta(seconds=int(value))
+    except OverflowError:
+        raise ValueError(f"bad {key}={value!r} (out of range)") from None
 
 
 def _nodes_and_procs(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
@@ -139,6 +172,16 @@ def job_row(rtype: str, header_time: datetime, job_id: str, kv: dict[str, str]) 
     )
 
 
+def _header_time(stamp: str) -> datetime:
+    """`MM/DD/YYYY HH:MM:SS` (digits checked by _RECORD) -> naive datetime; ValueError on
+    an impossible date or time."""
+    try:
+        return datetime(int(stamp[6:10]), int(stamp[0:2]), int(stamp[3:5]), int(stamp[11:13]),
+                        int(stamp[14:16]), int(stamp[17:19]))
+    except ValueError as exc:
+        raise ValueError(f"bad record time {stamp!r}: {exc}") from None
+
+
 @dataclass
 class _State:
     """S records waiting for their E, across the files of one ingest."""
@@ -172,7 +215,7 @@ class _State:
         if m is None:
             raise ValueError("not a PBS accounting record `MM/DD/YYYY HH:MM:SS;T;id;...`")
         stamp, rtype, job_id, message = m.groups()
-        header_time = to_utc(datetime.strptime(stamp, "%m/%d/%Y %H:%M:%S"), self.tz)
+        header_time = to_utc(_header_time(stamp), self.tz)
         if rtype not in ("S", "E"):
             self.bump("other_records")
             return

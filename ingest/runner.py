@@ -64,7 +64,7 @@ from pyspark.sql.types import (
 from lassi.core.config import Site
 from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats
 from lassi.core.schemas import schema_of
-from lassi.core.textio import iter_files
+from lassi.core.textio import iter_files, paused_gc
 from lassi.core.warehouse import Warehouse
 
 
@@ -378,6 +378,22 @@ def _named_nodes(row: dict, names: dict[str, str]) -> dict:
     return row
 
 
+def _parse_scheduler(mod, source: str, files: list[Path], tz: str
+                     ) -> tuple[list[dict], list, ParseStats]:
+    """A scheduler module's rows, quarantine and accounting over `files`."""
+    if hasattr(mod, "parse_files"):
+        return mod.parse_files(files, tz=tz)
+    rows, qs, stats = [], [], ParseStats(source)
+    for i, f in enumerate(files, 1):
+        r, q, s = mod.parse_file(f, tz=tz)
+        rows += r
+        qs += q
+        stats.add(s)
+        _progress(i, len(files), source)
+    return rows, qs, stats
+
+
+@paused_gc()                # its rows are many small objects, kept to the end
 def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date | None,
                      primary: set[Path] | None = None, tz: str | None = None) -> IngestResult:
     """Parse scheduler records into `app_run` rows (partitioned by their start day) that
@@ -389,16 +405,7 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
     """
     mod = SCHEDULER[source]
     tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
-    if hasattr(mod, "parse_files"):
-        rows, qs, stats = mod.parse_files(files, tz=tz)
-    else:
-        rows, qs, stats = [], [], ParseStats(source)
-        for i, f in enumerate(files, 1):
-            r, q, s = mod.parse_file(f, tz=tz)
-            rows += r
-            qs += q
-            stats.add(s)
-            _progress(i, len(files), source)
+    rows, qs, stats = _parse_scheduler(mod, source, files, tz)
     fields = schema_of("app_run").fieldNames()[:-1]
     if source == "beacon-job":
         rows = [_named_nodes(r, site.nid_map) for r in rows]
@@ -434,8 +441,9 @@ def ingest_source(spark: SparkSession, wh: Warehouse, site: Site, source: str,
     if source not in SOURCES:
         raise IngestError(f"unknown source {source!r}; known: {', '.join(SOURCES)}")
     if source in TOKIO:
-        return writer.write_ingest(wh, source, TOKIO[source].read_inputs(site, inputs, date, tz),
-                                   date, ledger=ledger)
+        with paused_gc():
+            result = TOKIO[source].read_inputs(site, inputs, date, tz)
+        return writer.write_ingest(wh, source, result, date, ledger=ledger)
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")

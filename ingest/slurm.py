@@ -75,6 +75,8 @@ class BadHeader(ValueError):
 
 def read_header(line: str) -> list[str] | None:
     """Lower-cased field names if `line` is a header row (has JobID or JobIDRaw), else None."""
+    if "jobid" not in line.lower():           # a data line, found without splitting it
+        return None
     names = [f.strip().lower() for f in line.split("|")]
     if len(names) > 1 and names[-1] == "":
         names = names[:-1]

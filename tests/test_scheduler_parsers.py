@@ -378,3 +378,62 @@ def test_slurm_json_cache_junk_is_quarantined(tmp_path):
     bad.write_text('{"1": {"start": "2017-03-20T01:00:00"}}\n')   # no end, no nodelist
     rows, qs, st = slurm.parse_file(bad)
     assert rows == [] and len(qs) == 1 and "JSON cache" in qs[0].reason
+
+
+# --------------------------------------------------------------------------- fast paths
+
+
+def _random_texts(seed: int, pieces: list[str], n: int, longest: int) -> list[str]:
+    import random
+
+    rnd = random.Random(seed)
+    return ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, longest)))
+            for _ in range(n)]
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except ValueError:
+        return "ValueError"
+
+
+def test_fast_paths_equal_the_general_rules():
+    """The one-regex fast paths of the PBS and ALPS parsers (bench/scheduler_scale.py) give
+    what the general token-by-token rules give, on random texts built from the formats'
+    pieces (fixed seed): PBS attributes and exec_host, ALPS messages, quoted values and
+    launch commands (shlex.split is the reference). Each fast path is taken often enough
+    to be tested."""
+    import shlex
+
+    taken = dict.fromkeys(("attributes", "exec_host", "message", "quoted", "command"), 0)
+    for m in _random_texts(1, ["a", "b=", "=", " ", "\t", "x=1", "é", "\x00", "a=b=c",
+                               "exec_host=n1/0*2"], 20_000, 10):
+        taken["attributes"] += '"' not in m
+        assert pbs.split_attributes(m) == pbs._split_tokens(m), repr(m)
+    elements = ["nid00008/0*24", "n1/0*2", "n1/3*1", "c/0*013", "h/0", "h/0-3", "h/1,2",
+                "/0*2", "h/*2", "h/0*", "h0*2", "h/0*2/1", "h/0*2 ", ""]
+    for v in ("+".join(e.split()) for e in _random_texts(2, [e + " " for e in elements],
+                                                        20_000, 5)):
+        if pbs._EXEC_STAR.fullmatch(v):
+            taken["exec_host"] += 1
+            assert pbs._exec_host(v) == pbs._exec_host_elements(v), repr(v)
+    for m in _random_texts(3, ["apid", "=", "1", ", ", ",", " ", '"', "a b", "Starting",
+                               "\\", "-", "x=y", "_k", "\t", "é", "8-10,12"], 60_000, 10):
+        taken["message"] += bool(alps._PLAIN_MESSAGE.fullmatch(m))
+        assert _outcome(alps.split_message, m) == _outcome(alps._split_items, m), repr(m)
+        q = '"' + m
+        end = q.find('"', 1)
+        taken["quoted"] += end > 0 and "\\" not in q[1:end]
+        text, j = alps._unescape(q, 1)
+        general = ("ValueError" if j >= len(q) or (q[j + 1:].strip() and
+                                                    not q[j + 1:].startswith(","))
+                   else (text, j + 2))
+        assert _outcome(alps._read_value, q, 0) == general, repr(q)
+    for c in _random_texts(4, ["aprun", " ", "-n", "4", "'", '"', "\\", "#", "\t", "\xa0",
+                               "./a.exe", ":"], 20_000, 8):
+        taken["command"] += bool(alps._PLAIN_COMMAND.fullmatch(c))
+        assert alps._tokens(c) == _outcome(shlex.split, c) or (
+            _outcome(shlex.split, c) == "ValueError" and alps._tokens(c) == c.split()), repr(c)
+    print(f"fast path taken: {taken}")
+    assert min(taken.values()) >= 500, taken

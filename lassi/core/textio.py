@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -39,3 +41,21 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path]:
             hidden = any(part.startswith(".") for part in child.relative_to(p).parts)
             if child.is_file() and not hidden:
                 yield child
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a parser builds its rows on the driver.
+
+    A line parser keeps every row it makes (dicts, lists, strings: no reference cycles), and
+    each collection walks all of them again: on a 200k-line accounting log a third of the
+    parse time. Reference counting still frees what a parser drops; the collector runs as
+    usual afterwards.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -1,0 +1,147 @@
+"""`make bench`: the driver-side text sources at site scale (issue #15 item 1).
+
+Never a test: it prints figures and writes `ingest_rates.site_scale` in bench/results.json.
+
+A simulated day's scheduler logs, `lfs df` and `lctl dl` files are a few hundred to a few
+thousand lines, so bench/ingest_rates.py measures their fixed cost, not their per-line
+rate. A large site writes far more: tens of thousands of jobs a day, a backfill of a
+month, an `lfs df` of thousands of OSTs every minute. Here each is made about 200k lines
+long from real-looking lines:
+- PBS and ALPS: the cached 1,024-node ARCHER day's files (bench/ingest_rates.py), 100
+  copies whose job ids and apids carry the copy's number;
+- Slurm: the XDMoD sacct sample of ../shared/realdata (4,285 lines), 40 copies with
+  numbered job ids (skipped when ../shared is absent);
+- `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart.
+Each is ingested through `ingest_source` twice in one `local[2]` session into a scratch
+warehouse; the warm pass is printed: wall seconds, lines/s per core (wall x 2 cores), and
+the driver's CPU seconds (these sources parse on the driver, one core).
+
+Usage: python bench/scheduler_scale.py [--copies 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from ingest_rates import CORES, DATE, TARGET, raw_day  # noqa: E402
+
+OUT = HERE / "cache" / "ingest" / "site-scale"
+SLURM_SAMPLE = "scheduler/xdmod_shredder/referencedata_phillips_sacct.log"
+_PBS_ID = re.compile(r"(\d+)\.sdb")
+_APID = re.compile(r"apid=(\d+)")
+
+
+def _realdata() -> Path:
+    env = os.environ.get("LASSI_SHARED")
+    return (Path(env) if env else REPO.parent / "shared") / "realdata"
+
+
+def _copies(lines: list[str], n: int, renumber) -> list[str]:
+    return [renumber(line, k) for k in range(n) for line in lines]
+
+
+def _pbs_alps(line: str, k: int) -> str:
+    line = _PBS_ID.sub(lambda m: f"{m.group(1)}{k:03d}.sdb", line)
+    return _APID.sub(lambda m: f"apid={m.group(1)}{k:03d}", line)
+
+
+def _slurm(line: str, k: int) -> str:
+    f = line.split("|", 2)
+    return "|".join([f"{f[0]}{k:02d}", f"{f[1]}{k:02d}", f[2]]) if len(f) == 3 else line
+
+
+def _snapshots(text: str, n: int) -> str:
+    """`BEGIN <epoch>` blocks repeated n times, each copy a minute later."""
+    out = []
+    for k in range(n):
+        for block in text.split("BEGIN ")[1:]:
+            stamp, rest = block.split("\n", 1)
+            out.append(f"BEGIN {int(stamp) + 60 * k}\n{rest}")
+    return "".join(out)
+
+
+def make_inputs(copies: int) -> dict[str, Path]:
+    """Per source, its site-scale file (written once into bench/cache)."""
+    raw = raw_day("archer", 1024, fresh=False)
+    day = DATE["archer"]
+    src = {"pbs": raw / "pbs" / day.strftime("%Y%m%d"),
+           "alps": raw / "alps" / f"{day.isoformat()}.log",
+           "lfs-df": raw / "lfs-df" / f"{day.isoformat()}.txt",
+           "lctl-dl": raw / "lctl-dl" / f"{day.isoformat()}.txt"}
+    sample = _realdata() / SLURM_SAMPLE
+    out = {}
+    for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
+        target = OUT / f"x{copies}" / source / path.name
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = path.read_text()
+            if source in ("lfs-df", "lctl-dl"):
+                body = _snapshots(text, copies)
+            else:
+                n = copies if source != "slurm" else max(1, copies * 2 // 5)
+                body = "\n".join(_copies(text.splitlines(), n,
+                                         _slurm if source == "slurm" else _pbs_alps)) + "\n"
+            tmp = target.with_suffix(".tmp")
+            tmp.write_text(body)
+            tmp.replace(target)
+        out[source] = target
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--copies", type=int, default=100)
+    args = ap.parse_args(argv)
+    from lassi.ingest.runner import ingest_source
+
+    from lassi.core.config import load_site
+    from lassi.core.spark import get_spark
+    from lassi.core.warehouse import Warehouse
+
+    spark = get_spark("lassi bench scheduler scale", master=f"local[{CORES}]")
+    site = load_site("archer", nodes=1024)
+    scratch = HERE / "cache" / "ingest" / "scratch-site-scale"
+    results = {}
+    print(f"{'source':<8} {'lines':>9} {'rows':>9} {'warm s':>7} {'driver CPU s':>12} "
+          f"{'lines/s':>9} {'per core':>9}  target {TARGET:,}/core", flush=True)
+    for source, path in make_inputs(args.copies).items():
+        for _ in range(2):                     # the second pass is the warm one
+            shutil.rmtree(scratch, ignore_errors=True)
+            wh = Warehouse(spark, str(scratch))
+            t, cpu = time.time(), time.process_time()
+            st = ingest_source(spark, wh, site, source, [str(path)], DATE["archer"])
+            wall, cpu = time.time() - t, time.process_time() - cpu
+        rate = round(st.lines_read / wall)
+        results[source] = {"lines": st.lines_read, "rows": st.rows,
+                           "quarantined": st.lines_quarantined, "wall_s": round(wall, 2),
+                           "driver_cpu_s": round(cpu, 2), "lines_per_s": rate,
+                           "per_core": rate // CORES}
+        print(f"{source:<8} {st.lines_read:>9,} {st.rows:>9,} {wall:>7.2f} {cpu:>12.2f} "
+              f"{rate:>9,} {rate // CORES:>9,}  "
+              f"{'PASS' if rate // CORES >= TARGET else 'FAIL'}", flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    path = HERE / "results.json"
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    doc.setdefault("ingest_rates", {})["site_scale"] = {
+        "what": f"driver-side sources made ~200k lines long ({args.copies} copies; "
+                "bench/scheduler_scale.py), warm ingest_source, local[2]",
+        "after": results, **({"before": doc["ingest_rates"]["site_scale"]["before"]}
+                             if "before" in doc["ingest_rates"].get("site_scale", {}) else {})}
+    path.write_text(json.dumps(doc, indent=1))
+    print(f"figures: {path} (ingest_rates.site_scale)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
