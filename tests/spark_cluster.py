@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.conftest import FAST_JVM
+
 REPO = Path(__file__).resolve().parents[1]
 WORKER_VENV = REPO / ".venv-worker"
 # columns that say when a run happened, not what it found
@@ -75,7 +77,9 @@ def cluster(tmp_path_factory):
     home = _spark_home()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
     env.update(SPARK_HOME=str(home), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=str(bare),
-               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_WORKER_DIR=str(tmp / "work"))
+               SPARK_LOG_DIR=str(tmp / "logs"), SPARK_WORKER_DIR=str(tmp / "work"),
+               # the master's and worker's own JVMs start as the tests' others do
+               SPARK_DAEMON_JAVA_OPTS=FAST_JVM)
     port = _port()
     url = f"spark://127.0.0.1:{port}"
     procs = []
