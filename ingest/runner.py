@@ -62,9 +62,10 @@ from pyspark.sql.types import (
 )
 
 from lassi.core.config import Site
+from lassi.core.gc_tuning import paused_gc
 from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats
 from lassi.core.schemas import schema_of
-from lassi.core.textio import iter_files, paused_gc
+from lassi.core.textio import iter_files
 from lassi.core.warehouse import Warehouse
 
 

@@ -61,6 +61,13 @@ LONGEST_FIRST = ["test_airflow_dag.py", "test_io_phase.py",
                  "test_system_views.py", "test_report.py", "test_job_metrics.py"]
 
 
+def pytest_configure(config) -> None:
+    """Every test process collects garbage as the `lassi` command does (lassi.cli.main)."""
+    from lassi.core.gc_tuning import tune_gc
+
+    tune_gc()
+
+
 def pytest_collection_modifyitems(items) -> None:
     """The LONGEST_FIRST files first (in that order), then the rest as collected."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}

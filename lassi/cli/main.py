@@ -17,6 +17,7 @@ import sys
 from lassi import __version__
 from lassi.cli import jvm, pipeline, report, sim, tools
 from lassi.cli.args import Parser, run_command
+from lassi.core.gc_tuning import tune_gc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `lassi` console command (and of the jobs/ scripts)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    tune_gc()
     args = build_parser().parse_args(argv)
     args.command_line = shlex.join(["lassi", *argv])     # names a writer lock's holder
     if args.verbose:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import gzip
 import io
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -42,20 +40,3 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path]:
             if child.is_file() and not hidden:
                 yield child
 
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a parser builds its rows on the driver.
-
-    A line parser keeps every row it makes (dicts, lists, strings: no reference cycles), and
-    each collection walks all of them again: on a 200k-line accounting log a third of the
-    parse time. Reference counting still frees what a parser drops; the collector runs as
-    usual afterwards.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
