@@ -39,4 +39,3 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path]:
             hidden = any(part.startswith(".") for part in child.relative_to(p).parts)
             if child.is_file() and not hidden:
                 yield child
-
