@@ -133,11 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(scratch, ignore_errors=True)
     path = HERE / "results.json"
     doc = json.loads(path.read_text()) if path.exists() else {}
-    doc.setdefault("ingest_rates", {})["site_scale"] = {
-        "what": f"driver-side sources made ~200k lines long ({args.copies} copies; "
-                "bench/scheduler_scale.py), warm ingest_source, local[2]",
-        "after": results, **({"before": doc["ingest_rates"]["site_scale"]["before"]}
-                             if "before" in doc["ingest_rates"].get("site_scale", {}) else {})}
+    entry = doc.setdefault("ingest_rates", {}).setdefault("site_scale", {})   # keeps "before"
+    entry.update(what=f"driver-side sources made ~200k lines long ({args.copies} copies; "
+                      "bench/scheduler_scale.py), warm ingest_source, local[2]",
+                 after=results)
     path.write_text(json.dumps(doc, indent=1))
     print(f"figures: {path} (ingest_rates.site_scale)")
     return 0

@@ -62,6 +62,7 @@ from pyspark.sql.types import (
 )
 
 from lassi.core.config import Site
+from lassi.core.frames import SPARK_CODEC_KEY
 from lassi.core.gc_tuning import paused_gc
 from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats
 from lassi.core.schemas import schema_of
@@ -309,8 +310,8 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
                 .withColumn("date", F.to_date(time_col)))
 
     def write_files(folder: str) -> None:
-        codec = spark.conf.get("spark.sql.parquet.compression.codec", "snappy")
-        observed(ParquetFolder(folder, time_col, stamps, codec or "snappy")) \
+        codec = spark.conf.get(SPARK_CODEC_KEY, "snappy")    # parquet_codec maps it
+        observed(ParquetFolder(folder, time_col, stamps, codec)) \
             .write.format("noop").mode("overwrite").save()
 
     def after_write() -> tuple[ParseStats, Any]:

@@ -97,7 +97,9 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict], schema: St
     return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
 
 
-# pyarrow's names of the codecs Spark's `spark.sql.parquet.compression.codec` may name
+# the session setting that names the Parquet codec of Spark's writes (lassi's own files follow it)
+SPARK_CODEC_KEY = "spark.sql.parquet.compression.codec"
+# pyarrow's names of the codecs that setting may name
 PARQUET_CODECS = {"none": "none", "uncompressed": "none", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "brotli": "brotli", "lz4_raw": "lz4"}
 
@@ -107,7 +109,7 @@ def parquet_codec(spark_codec: str | None) -> str:
     return PARQUET_CODECS.get((spark_codec or "snappy").lower(), "snappy")
 
 
-def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "zstd") -> None:
+def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") -> None:
     """Rows with a `date` column (`arrow_table` of a warehouse schema) as Parquet files
     `folder/date=YYYY-MM-DD/part-00000.parquet` without that column, as Spark's partitioned
     write lays them out (a staged write of `Warehouse.write_rows`)."""

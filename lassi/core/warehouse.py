@@ -18,12 +18,17 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lassi.core.frames import arrow_table, local_frame, parquet_codec, write_date_files
+from lassi.core.frames import (
+    SPARK_CODEC_KEY,
+    arrow_table,
+    local_frame,
+    parquet_codec,
+    write_date_files,
+)
 from lassi.core.schemas import schema_of
 from lassi.core.writer_lock import WriterLock
 
 DateLike = dt.date | str
-CODEC_KEY = "spark.sql.parquet.compression.codec"
 
 
 def as_date(d: DateLike) -> dt.date:
@@ -250,7 +255,7 @@ class Warehouse:
         if self.local is None:
             return self.write(local_frame(self.spark, rows, schema), table, dates)
         t = arrow_table(list(rows), schema)
-        codec = parquet_codec(self._session.conf.get(CODEC_KEY, "snappy")
+        codec = parquet_codec(self._session.conf.get(SPARK_CODEC_KEY, "snappy")
                               if self._session is not None else "snappy")
         return self.write_files(lambda folder: write_date_files(t, folder, codec), table,
                                 dates)
