@@ -63,7 +63,7 @@ from pyspark.sql.types import (
 
 from lassi.core.config import Site
 from lassi.core.frames import SPARK_CODEC_KEY
-from lassi.core.gc_tuning import paused_gc
+from lassi.core.gc_tuning import freeze_imports, paused_gc
 from lassi.core.quarantine import QUARANTINED_FIELDS, ParseStats
 from lassi.core.schemas import schema_of
 from lassi.core.textio import iter_files
@@ -226,6 +226,7 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
     from lassi.ingest.columnar import row_schema, rows_table
 
     rows_schema = row_schema(table)
+    freeze_imports()
     sink = None if files is None or only_quarantine else files.sink(rows_schema)
     wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
                       pa.field("aux", pa.string())])

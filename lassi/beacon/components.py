@@ -92,6 +92,7 @@ from pyspark.sql.types import (
 
 from lassi.beacon import system_views as sv
 from lassi.core.config import Site
+from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import COMPONENT_ANOMALY
 from lassi.core.sqltext import sql
 from lassi.core.views import scoped
@@ -259,7 +260,8 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
                         active_fraction=repr(STRAGGLER_ACTIVE_FRACTION),
                         main_pair_fraction=repr(STRAGGLER_MAIN_PAIR_FRACTION)))
     found = per.groupBy("job_id").applyInPandas(
-        _dbscan_stragglers(th.dbscan_straggler.eps, th.dbscan_straggler.min_samples),
+        frozen_imports(_dbscan_stragglers(th.dbscan_straggler.eps,
+                                          th.dbscan_straggler.min_samples)),
         _STRAGGLER_OUT).localCheckpoint()
     found.createOrReplaceTempView("cmp_cand")
     _drop_consequences(wh, found).createOrReplaceTempView("cmp_stragglers")

@@ -46,6 +46,7 @@ from pyspark.sql.types import (
 from lassi.beacon.job_profile import job_dates
 from lassi.beacon.phase_detect import detect, extract_phases
 from lassi.core.config import Site
+from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import IO_PHASE
 from lassi.core.settings import Wavelet
 from lassi.core.views import scoped
@@ -84,7 +85,7 @@ def phases_of_jobs(series: DataFrame, c: Wavelet) -> DataFrame:
         out["bytes"] = out["bytes"].round().astype("int64")
         return out[[f.name for f in _PHASE_ROWS.fields]]
 
-    return series.groupBy("job_id").applyInPandas(per_job, _PHASE_ROWS)
+    return series.groupBy("job_id").applyInPandas(frozen_imports(per_job), _PHASE_ROWS)
 
 
 def detect_by_app(phases: DataFrame, site: Site) -> DataFrame:
@@ -106,7 +107,8 @@ def detect_by_app(phases: DataFrame, site: Site) -> DataFrame:
             "is_abnormal_1stage": d["is_abnormal_1stage"].astype("int32"),
             "slowdown_est": d["slowdown_est"].astype(float), "new": d["new"].astype("int32")})
 
-    return phases.select(*_DETECT_IN).groupBy("app").applyInPandas(per_app, _DETECTED)
+    return (phases.select(*_DETECT_IN).groupBy("app")
+            .applyInPandas(frozen_imports(per_app), _DETECTED))
 
 
 @scoped

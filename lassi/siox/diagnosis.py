@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructType
 
 from lassi.core.config import Site
+from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import DARSHAN_SIZE_EDGES, MDS_COUNTERS, REQUEST_SIZE_EDGES
 from lassi.core.schemas.common import field
 from lassi.core.sqltext import sql
@@ -106,7 +107,7 @@ def darshan_slow_osts(site: Site, files: DataFrame) -> DataFrame:
         return out[names] if len(out) else pd.DataFrame(columns=names)
 
     posix = files.filter((F.col("module") == "POSIX") & (F.size("ost_ids") > 0))
-    return posix.groupBy("job_id", "mount").applyInPandas(per_job, DARSHAN_OST)
+    return posix.groupBy("job_id", "mount").applyInPandas(frozen_imports(per_job), DARSHAN_OST)
 
 
 def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) -> DataFrame:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 
+from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import schema_of
 
 MAX_FAULTS = 3
@@ -190,5 +191,5 @@ def pinpoint_frame(inp: DataFrame, key: str, fit: Callable[[pd.DataFrame], pd.Da
     """component_pinpoint rows of `date`: `fit` (pandas -> fault_rows) per `key` group."""
     ddl = ", ".join(f"{f.name} {f.dataType.simpleString()}"
                     for f in schema_of("component_pinpoint").fields if f.name != "date")
-    pins = inp.groupBy(key).applyInPandas(fit, ddl)
+    pins = inp.groupBy(key).applyInPandas(frozen_imports(fit), ddl)
     return pins.selectExpr("*", f"DATE '{date.isoformat()}' AS date")
