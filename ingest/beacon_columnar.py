@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import beacon_layers as bl
 from lassi.ingest import lwfs_server
+from lassi.ingest.beacon_seeds import Seed, SeedStore, key_ids
 from lassi.ingest.columnar import (
     COUNT_RE,
     PRINTABLE_RE,
@@ -270,12 +271,19 @@ def _us(t: datetime) -> int:
     return int((t - _EPOCH) // _US)
 
 
-def _last_per_series(s: Series) -> dict[int, int]:
-    """Series id -> position of its last sample (latest time, then latest line)."""
+def _last_positions(s: Series) -> np.ndarray:
+    """The position of each series' last sample (latest time, then latest line), in
+    series id order."""
     order = np.lexsort((np.arange(len(s.ids)), s.ts, s.ids))
     last = np.ones(len(order), bool)
     last[:-1] = s.ids[order][1:] != s.ids[order][:-1]
-    return dict(zip(s.ids[order][last].tolist(), order[last].tolist(), strict=True))
+    return order[last]
+
+
+def _last_per_series(s: Series) -> dict[int, int]:
+    """Series id -> position of its last sample (latest time, then latest line)."""
+    at = _last_positions(s)
+    return dict(zip(s.ids[at].tolist(), at.tolist(), strict=True))
 
 
 def series_deltas(s: Series, seed: Series | None, stats: ParseStats, newborn: bool = True
@@ -359,6 +367,31 @@ def _seed(lay: Layout, prev: str | Path | None, site: Site | None, keys: pa.Arra
                   s.host_ts)
 
 
+def _stored_seed(store: SeedStore, prev: str | Path, keys: pa.Array, stats: ParseStats
+                 ) -> Series | None:
+    """The previous day's seed from the store (as `_seed` parses it), or None."""
+    got = store.load(prev)
+    if got is None:
+        return None
+    stats.extra["seed_files"] = stats.extra.get("seed_files", 0) + 1
+    ids = key_ids(got, keys)
+    keep = ids >= 0
+    return Series(ids[keep], got.ts[keep], got.values[keep], got.aux[keep],
+                  got.aux_ok[keep], got.host_ts)
+
+
+def _store_seed(store: SeedStore, path: str | Path, s: Series, keys: pa.Array,
+                stats: ParseStats) -> None:
+    """Keep the file's last sample per series for the next day, when no line was
+    quarantined (then the day's samples are all the file's: beacon_seeds)."""
+    if stats.lines_quarantined:
+        store.drop(path)
+        return
+    at = _last_positions(s)
+    store.save(path, Seed(keys.take(pa.array(s.ids[at])), s.ts[at], s.values[at], s.aux[at],
+                          s.aux_ok[at], s.host_ts))
+
+
 def _samples(lay: Layout, t: pa.Table) -> pa.Table:
     """The rows that are samples of a series (all, unless `values_list` is null)."""
     return t.filter(pc.is_valid(t.column(lay.values_list))) if lay.values_list else t
@@ -372,10 +405,12 @@ def _scatter(values: np.ndarray, at: np.ndarray, n: int, fill=0) -> np.ndarray:
 
 
 def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
-                prev: str | Path | None = None, day: date | None = None
+                prev: str | Path | None = None, day: date | None = None,
+                seeds: SeedStore | None = None
                 ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """One file of the layer as an Arrow table of `row_schema(lay.table)`: the rows of the
-    layer's whole-file parser (`lay.parse_file`)."""
+    layer's whole-file parser (`lay.parse_file`). With `seeds`, the previous day's seed
+    comes from that store when it holds one, and this file's is stored there."""
     schema = row_schema(lay.table)
     stats = ParseStats(lay.source, files=1)
     q: list[Quarantined] = []
@@ -390,7 +425,11 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
     samples = base.take(at) if lay.values_list else base
     keys = pc.unique(_key_text(lay, samples))
     s = _series(lay, samples, keys)
-    seed = _seed(lay, prev, site, keys, stats)
+    seed = _stored_seed(seeds, prev, keys, stats) if seeds and prev else None
+    if seed is None:
+        seed = _seed(lay, prev, site, keys, stats)
+    if seeds is not None:
+        _store_seed(seeds, path, s, keys, stats)
     found = series_deltas(s, seed, stats, lay.newborn)      # per sample; rows that are no
     delta, has, interval, reset, aux_d, aux_ok = (           # sample get none
         _scatter(a, at, n, np.nan if i == 2 else 0) for i, a in enumerate(found))
@@ -424,10 +463,11 @@ MDS = Layout("mds", "raw_mds", (), (), ("mds", "source"), (), tuple(BEACON_MDS_O
 
 
 def parse_mds_arrow(path: str | Path, site: Site | None = None,
-                    prev: str | Path | None = None, day: date | None = None):
+                    prev: str | Path | None = None, day: date | None = None,
+                    seeds: SeedStore | None = None):
     """`beacon_layers.parse_mds`, columnar (an Arrow table of `raw_mds` rows; the MDS is
     the host folder's name)."""
-    return parse_arrow(MDS, path, site, prev, day)
+    return parse_arrow(MDS, path, site, prev, day, seeds)
 
 
 # --------------------------------------------------------------------------- LWFS server
@@ -521,19 +561,26 @@ LWFS_SERVER = Layout(
 
 
 def parse_lwfs_server_arrow(path: str | Path, site: Site | None = None,
-                            prev: str | Path | None = None, day: date | None = None):
+                            prev: str | Path | None = None, day: date | None = None,
+                            seeds: SeedStore | None = None):
     """`lwfs_server.parse_file`, columnar (an Arrow table of `raw_lwfs_server` rows)."""
-    return parse_arrow(LWFS_SERVER, path, site, prev, day)
+    return parse_arrow(LWFS_SERVER, path, site, prev, day, seeds)
 
 
 def parse_ost_arrow(path: str | Path, site: Site | None = None,
-                    prev: str | Path | None = None, day: date | None = None):
+                    prev: str | Path | None = None, day: date | None = None,
+                    seeds: SeedStore | None = None):
     """`beacon_layers.parse_ost`, columnar (an Arrow table of `raw_ost` rows)."""
-    return parse_arrow(OST, path, site, prev, day)
+    return parse_arrow(OST, path, site, prev, day, seeds)
 
 
 def parse_lustre_client_arrow(path: str | Path, site: Site | None = None,
-                              prev: str | Path | None = None, day: date | None = None):
+                              prev: str | Path | None = None, day: date | None = None,
+                              seeds: SeedStore | None = None):
     """`beacon_layers.parse_lustre_client`, columnar (an Arrow table of `raw_lustre_client`
     rows)."""
-    return parse_arrow(LUSTRE_CLIENT, path, site, prev, day)
+    return parse_arrow(LUSTRE_CLIENT, path, site, prev, day, seeds)
+
+
+# the counter layers by source name
+LAYOUTS = {lay.source: lay for lay in (OST, LUSTRE_CLIENT, MDS, LWFS_SERVER)}

@@ -31,6 +31,7 @@ from lassi.ingest import (
     beacon_columnar,
     beacon_job,
     beacon_maps,
+    beacon_seeds,
     darshan,
     data_checks,
     lctl_dl,
@@ -42,6 +43,7 @@ from lassi.ingest import (
     slurm,
     writer,
 )
+from lassi.ingest.beacon_seeds import SeedStore, file_day
 from lassi.ingest.contract import (
     ExecutorRows,
     IngestError,
@@ -72,12 +74,13 @@ from lassi.core.warehouse import Warehouse
 
 def file_by_file(parse: Callable) -> Callable:
     """A per-file parser `parse(path, site, prev, day) -> (rows, quarantine, stats)` as a
-    task-list parser (what the wire calls): `(tasks, site)` -> (rows, [(task, quarantine,
-    stats)]) per file."""
-    def many(tasks: list[BeaconTask], site: Site):
+    task-list parser (what the wire calls): `(tasks, site[, seeds])` -> (rows, [(task,
+    quarantine, stats)]) per file; `seeds` (a counter layer's SeedStore) goes on to `parse`."""
+    def many(tasks: list[BeaconTask], site: Site, seeds: SeedStore | None = None):
         for task in tasks:
             f, prev, day = task
-            rows, qs, st = parse(f, site, prev, day)
+            rows, qs, st = (parse(f, site, prev, day) if seeds is None
+                            else parse(f, site, prev, day, seeds=seeds))
             yield rows, [(task, qs, st)]
     many.__name__ = f"file_by_file({getattr(parse, '__name__', 'parse')})"
     return many
@@ -87,7 +90,8 @@ SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
 # Beacon layer -> (table, task-list parser `(tasks, site)` -> per batch of files: (rows as
 # dicts or a pyarrow Table of lassi.ingest.columnar.row_schema(table), [(task, quarantined
 # lines, ParseStats)]); `file_by_file` makes one of a per-file parser). The LWFS client
-# traces (one small file per compute node) are parsed many files per fast-path call.
+# traces (one small file per compute node) are parsed many files per fast-path call. The
+# counter layers (SEEDED) also take `seeds=`, their delta seeds' store (beacon_seeds).
 BEACON: dict[str, tuple[str, Callable]] = {
     "lwfs-client": ("raw_lwfs_trace", lwfs_client.parse_files_arrow),
     "lwfs-server": ("raw_lwfs_server", file_by_file(beacon_columnar.parse_lwfs_server_arrow)),
@@ -96,6 +100,7 @@ BEACON: dict[str, tuple[str, Callable]] = {
     "ost": ("raw_ost", file_by_file(beacon_columnar.parse_ost_arrow)),
     "mds": ("raw_mds", file_by_file(beacon_columnar.parse_mds_arrow)),
 }
+SEEDED = tuple(beacon_columnar.LAYOUTS)
 # TOKIO connectors: source -> module with `read_inputs(site, inputs, date, tz)`, which reads
 # its source and gives `IngestResult`s (one per input for LMT databases)
 TOKIO = {"darshan": darshan, "lmt": lmt, "lfs-df": lfs_df, "lctl-dl": lctl_dl}
@@ -143,14 +148,6 @@ def ingest_lustre(spark: SparkSession, wh: Warehouse, site: Site, files: list[Pa
     part = _parse_parallel(spark, site, "lustre", "raw_lustre_stats",
                            _parse_lustre, tasks, "snapshot_time", owned=None)
     return writer.write_ingest(wh, "lustre", [part], date, ledger=ledger)
-
-
-def file_day(path: str | Path) -> dt.date | None:
-    """The UTC day of a Beacon file named `<YYYY-MM-DD>.log[.gz]`, else None."""
-    try:
-        return dt.date.fromisoformat(Path(path).name.split(".", 1)[0])
-    except ValueError:
-        return None
 
 
 def prev_day_file(path: str | Path) -> str | None:
@@ -215,13 +212,13 @@ def _task_json(task: BeaconTask) -> list:
 
 
 def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool,
-                  files: ParquetFolder | None):
+                  files: ParquetFolder | None, seeds: SeedStore | None):
     """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
     task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
     Python object per row for the columnar parsers, one Arrow conversion per file for the
     others), or with `files` write the rows as Parquet there and emit the rest. A file's
     stats carry its task, so its quarantine can be parsed again (`only_quarantine`: no
-    rows)."""
+    rows). `seeds`: the counter layer's store of delta seeds, or None."""
     import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
@@ -241,7 +238,8 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
         for tasks in batch.column(0).to_pylist():
             todo = [(f, prev, day and dt.date.fromisoformat(day))
                     for f, prev, day in json.loads(tasks)]
-            for rows, parsed in parse(todo, site):
+            for rows, parsed in (parse(todo, site) if seeds is None
+                                 else parse(todo, site, seeds=seeds)):
                 for _, qs, _ in parsed:
                     if qs:
                         yield side("q", [json.dumps({"source": q.source, "file": q.file,
@@ -266,21 +264,22 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
 
 def _wire(spark: SparkSession, site: Site, table: str, parse: Callable,
           tasks: list[BeaconTask], only_quarantine: bool = False,
-          files: ParquetFolder | None = None) -> DataFrame:
+          files: ParquetFolder | None = None, seeds: SeedStore | None = None) -> DataFrame:
     """The wire rows of parsing `tasks` on the executors, in bins of about equal bytes
-    (with `files`: the rows are written there, not sent)."""
+    (with `files`: the rows are written there, not sent; `seeds`: a counter layer's store
+    of delta seeds)."""
     sc = spark.sparkContext
     bins = _balanced(tasks, max(1, min(len(tasks), sc.defaultParallelism * 4)))
     jobs = [(json.dumps([(f, prev, day and str(day)) for f, prev, day in b]),) for b in bins]
     inp = spark.createDataFrame(sc.parallelize(jobs, len(jobs)), "tasks string")
     return inp.mapInArrow(
-        lambda it: _wire_batches(it, table, parse, site, only_quarantine, files),
+        lambda it: _wire_batches(it, table, parse, site, only_quarantine, files, seeds),
         _wire_schema(table))
 
 
 def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
-                    tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None
-                    ) -> IngestResult:
+                    tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None,
+                    seeds: SeedStore | None = None) -> IngestResult:
     """Parse files in parallel into `table` in ONE pass over the input: the result's rows
     (partitions by `time_col`'s day; whole partitions of `owned` days when given) are
     computed by the write itself, which also observes the files' line accounting: Spark's
@@ -297,7 +296,7 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
     stamps = tuple(f.name for f in fields if isinstance(f.dataType, TimestampType))
 
     def observed(files: ParquetFolder | None = None) -> DataFrame:
-        return _wire(spark, site, table, parse, tasks, files=files).observe(
+        return _wire(spark, site, table, parse, tasks, files=files, seeds=seeds).observe(
             obs, *[F.sum(F.when(is_s, s[c])).alias(c) for c in _COUNTS],
             F.collect_list(F.when(is_s & (F.size(s["extra"]) > 0), F.to_json(s["extra"])))
             .alias("extra"),
@@ -326,7 +325,7 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
         if not redo:
             return stats, []
         q = F.from_json("aux", _Q_FIELDS)
-        qs = (_wire(spark, site, table, parse, redo, only_quarantine=True)
+        qs = (_wire(spark, site, table, parse, redo, only_quarantine=True, seeds=seeds)
               .select(*[q[c].alias(c) for c in _Q_FIELDS.fieldNames()]).localCheckpoint())
         return stats, qs
 
@@ -334,13 +333,14 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
     return IngestResult(ParseStats(source), [TableRows(table, rows, owned)], [], after_write)
 
 
-def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask]
-                 ) -> IngestResult:
+def _parse_layer(spark: SparkSession, site: Site, source: str, tasks: list[BeaconTask],
+                 warehouse: Path | None = None) -> IngestResult:
     """Parse one Beacon layer in parallel (see _parse_parallel): whole partitions of the
-    tasks' days."""
+    tasks' days; a counter layer keeps its delta seeds under a local `warehouse`."""
     table, parse = BEACON[source]
     owned = sorted({d for _, _, d in tasks if d is not None})
-    return _parse_parallel(spark, site, source, table, parse, tasks, "ts", owned)
+    seeds = beacon_seeds.layer_store(warehouse, source) if source in SEEDED else None
+    return _parse_parallel(spark, site, source, table, parse, tasks, "ts", owned, seeds)
 
 
 def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
@@ -350,6 +350,8 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
     """Ingest Beacon layers ({source: tasks}) into their tables, then one quarantine and
     ingest_log rewrite for all of them (or hand them to `ledger`), and `fwd_map`/`ost_map`
     for every date written. `progress(stats)` is called as each layer's table is written.
+    The counter layers keep their delta seeds under a local warehouse (beacon_seeds:
+    tomorrow's ingest does not parse today's files again), pruned after `date`'s ingest.
 
     Quarantine and log rows go to `date` (today when None), as for the other sources.
     """
@@ -358,7 +360,7 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
     site.nid_map  # noqa: B018 - computed once here, shipped to the executors with the site
     parts, dates = [], set()
     for source, tasks in plan.items():
-        part = _parse_layer(spark, site, source, tasks)
+        part = _parse_layer(spark, site, source, tasks, wh.local)
         dates |= set(writer.write_tables(wh, part.tables))
         parts.append(writer.finished(part))
         if progress is not None:
@@ -370,6 +372,8 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
         writer.write_quarantine(wh, [p.quarantined for p in parts], qdate, list(plan), now)
         writer.write_log(wh, [p.stats for p in parts], qdate, now)
     writer.write_tables(wh, beacon_maps.map_tables(site, dates | ({date} if date else set())))
+    if date is not None:
+        beacon_seeds.prune(wh.local, date)
     return [p.stats for p in parts]
 
 
