@@ -32,6 +32,8 @@ import shutil
 import time
 from pathlib import Path
 
+from results_file import record
+
 HERE = Path(__file__).resolve().parent
 CORES = 2
 DAY = dt.date(2018, 2, 25)
@@ -116,11 +118,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['stored']['wall_s']:>9.2f} {m['parsed']['per_core']:>12,} "
               f"{m['stored']['per_core']:>12,}", flush=True)
     shutil.rmtree(work / "wh", ignore_errors=True)
-    path = HERE / "results.json"
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    doc.setdefault("ingest_rates", {}).setdefault("daily_seeds", {}).update(results)
-    path.write_text(json.dumps(doc, indent=1))
-    print(f"figures: {path} (ingest_rates.daily_seeds)")
+    print(f"figures: {record(results, 'ingest_rates', 'daily_seeds')} (ingest_rates.daily_seeds)")
     return 0
 
 

@@ -30,6 +30,8 @@ import shutil
 import time
 from pathlib import Path
 
+from results_file import record
+
 HERE = Path(__file__).resolve().parent
 CORES = 2
 DATE = dt.date(2018, 2, 25)
@@ -134,11 +136,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['to_jvm']['per_core']:>12,} {m['parquet']['per_core']:>13,} "
               f"{m['files']['per_core']:>11,} {m['ingest']['per_core']:>12,}", flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
-    path = HERE / "results.json"
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    doc.setdefault("ingest_rates", {}).setdefault("breakdown", {}).update(results)
-    path.write_text(json.dumps(doc, indent=1))
-    print(f"figures: {path} (ingest_rates.breakdown)")
+    print(f"figures: {record(results, 'ingest_rates', 'breakdown')} (ingest_rates.breakdown)")
     return 0
 
 

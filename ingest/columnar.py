@@ -87,7 +87,17 @@ def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:
 def utc_micros(text: pa.Array) -> pa.Array:
     """Epoch microseconds of `YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z` strings, null where the
     text is not one or names no real instant (Feb 30, 24:00, a leap second, year 0): Arrow's
-    parser normalises those, so a value counts only when its fields read back unchanged."""
+    parser normalises those, so a value counts only when its fields read back unchanged.
+
+    A distinct text is converted once when most repeat (a counter layer's series share
+    their sample times: 4,757 distinct times in a block of 212k Lustre client lines)."""
+    enc = pc.dictionary_encode(text)
+    if len(enc.dictionary) * 2 > len(text):
+        return _utc_micros(text)
+    return pc.take(_utc_micros(enc.dictionary), enc.indices)
+
+
+def _utc_micros(text: pa.Array) -> pa.Array:
     ok = pc.and_(matches(text, UTC_RE), pc.invert(matches(text, "^0000")))
     secs = pc.strptime(pc.utf8_slice_codeunits(text, 0, 19), format="%Y-%m-%dT%H:%M:%S",
                        unit="us", error_is_null=True)

@@ -101,6 +101,9 @@ def test_utc_micros_rejects_what_python_rejects():
     assert utc_micros(text).to_pylist() == [
         base, base + 125000, base + 125001, leap // dt.timedelta(microseconds=1),
         None, None, None, None, None, None, None]
+    # the same texts repeated (most distinct texts converted once, then taken): same values
+    many = pa.concat_arrays([text] * 5)
+    assert utc_micros(many).to_pylist() == utc_micros(text).to_pylist() * 5
 
 
 def test_clean_lines_all_take_the_fast_path(tmp_path, site):
