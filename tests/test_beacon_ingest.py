@@ -403,6 +403,31 @@ def test_tasks_and_seeds(tmp_path):
                                           (str(b), str(a), D)]
 
 
+def test_parse_tasks_per_core_and_size(spark):
+    """One task per core for a few small files (`local[2]`), more once the files pass
+    Spark's maxPartitionBytes per core, always a whole number per core and never more
+    than one per file; the bins share the bytes out largest first."""
+    from lassi.ingest.runner import _balanced, _bin_count, _byte_size
+
+    mib = 1 << 20
+    assert [_byte_size(t) for t in ("134217728b", "128m", "64MiB", "1g", "4096")] == [
+        128 * mib, 128 * mib, 64 * mib, 1024 * mib, 4096]
+    assert _bin_count(spark, [3 * mib] * 15) == 2
+    assert _bin_count(spark, [3 * mib]) == 1
+    assert _bin_count(spark, [100 * mib] * 10) == 8        # 1,000 MiB: 4 per core
+    assert _bin_count(spark, [100 * mib] * 3) == 3
+    assert _bin_count(spark, [50 * mib] * 40) == 16
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "64m")
+    try:
+        assert _bin_count(spark, [50 * mib] * 40) == 32         # 2,000 MiB: 16 per core
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", old)
+    tasks = [(f"f{i}", None, D) for i in range(5)]
+    bins = _balanced(tasks, 2, [50, 40, 30, 20, 10])
+    assert [[t[0] for t in b] for b in bins] == [["f0", "f3", "f4"], ["f1", "f2"]]
+
+
 # --------------------------------------------------------------------------- runner + CLI
 
 
