@@ -59,7 +59,8 @@ test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
 # ~70 s), TaihuLight days with full traces (bench/taihulight_day.py), ingest rates per source
 # (the 4,096-node day for the Beacon layers), the driver-side sources made ~200k lines
 # long (bench/scheduler_scale.py), where a layer's ingest time goes, a counter layer's
-# day after its previous day with and without stored seeds (bench/daily_seeds.py),
+# day after its previous day with and without stored seeds (bench/daily_seeds.py), the
+# server-side Beacon layers at ten times the day's servers (bench/layers_scale.py),
 # Lustre job_stats with 20,000 ids per OSS (bench/jobstats_day.py; JOBSTATS_BENCH_ARGS=--hours 24)
 BENCH_ARGS ?=
 BEACON_BENCH_ARGS ?=
@@ -72,6 +73,7 @@ bench: java venv
 	$(PY) bench/scheduler_scale.py
 	$(PY) bench/ingest_breakdown.py
 	$(PY) bench/daily_seeds.py
+	$(PY) bench/layers_scale.py
 	$(PY) bench/jobstats_day.py $(JOBSTATS_BENCH_ARGS)
 
 # never in CI: the suite with `make test`'s pytest arguments, with its wall time, busy CPU and steal, and
