@@ -371,11 +371,12 @@ def _seed(lay: Layout, prev: str | Path | None, site: Site | None, keys: pa.Arra
                   s.host_ts)
 
 
-def _stored_seed(store: SeedStore, prev: str | Path, keys: pa.Array, stats: ParseStats
-                 ) -> Series | None:
-    """The previous day's seed from the store (as `_seed` parses it), or None."""
+def _stored_seed(lay: Layout, store: SeedStore, prev: str | Path, keys: pa.Array,
+                 stats: ParseStats) -> Series | None:
+    """The previous day's seed from the store (as `_seed` parses it), or None (also for
+    a seed of another number of counters, stored before an upgrade)."""
     got = store.load(prev)
-    if got is None:
+    if got is None or got.values.shape[1] != len(lay.deltas):
         return None
     stats.extra["seed_files"] = stats.extra.get("seed_files", 0) + 1
     ids = key_ids(got, keys)
@@ -429,7 +430,7 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
     samples = base.take(at) if lay.values_list else base
     keys = pc.unique(_key_text(lay, samples))
     s = _series(lay, samples, keys)
-    seed = _stored_seed(seeds, prev, keys, stats) if seeds and prev else None
+    seed = _stored_seed(lay, seeds, prev, keys, stats) if seeds and prev else None
     if seed is None:
         seed = _seed(lay, prev, site, keys, stats)
     if seeds is not None:

@@ -15,16 +15,18 @@ rewritten after its ingest is parsed again, and it is written only when no line 
 file was quarantined: then the samples of the day's parse are those a seed parse of the
 whole file (no day filter) finds, and the stored seed equals the parsed one.
 
-The store lives under a local warehouse (`<warehouse>/_seeds/<layer>/date=<day>/`, the day
-the raw file's name gives),
-which the executors see as they see the Parquet files they write; each file is written
-to a temporary name and renamed into place. A warehouse on another Hadoop filesystem gets
-no store and parses the previous day's files as before. `prune` drops the seeds of files
-more than KEEP_DAYS before an ingested day.
+The store lives under a local warehouse, `<warehouse>/_seeds/<layer>/date=<day>/` (the day
+the raw file's name gives), which the executors see as they see the Parquet files they
+write; each file is written to a temporary name and renamed into place. It is a cache:
+a seed that cannot be written or read costs the next day a parse of this file, nothing
+else. A warehouse on another Hadoop filesystem gets no store and parses the previous
+day's files as before. `prune` drops the seeds of files more than KEEP_DAYS before an
+ingested day.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -99,13 +101,16 @@ class SeedStore:
             "aux": pa.array(seed.aux, pa.int64()), "aux_ok": pa.array(seed.aux_ok, pa.bool_()),
         }).replace_schema_metadata({"host_ts": "" if seed.host_ts is None
                                     else str(seed.host_ts)})
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, tmp, compression="zstd")
             os.replace(tmp, path)
+        except (OSError, pa.ArrowException):
+            pass                           # a cache: tomorrow parses this file instead
         finally:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
     def load(self, raw: str | Path) -> Seed | None:
         """The stored seed of the raw file as it is now, or None."""
@@ -130,7 +135,8 @@ class SeedStore:
         """No seed for the raw file as it is now (a file with quarantined lines)."""
         path = self._path(raw)
         if path is not None:
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
 def layer_store(warehouse: Path | None, layer: str) -> SeedStore | None:

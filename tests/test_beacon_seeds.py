@@ -87,6 +87,34 @@ def test_no_seed_is_kept_for_a_file_with_quarantined_lines(tmp_path, site):
     assert seeds() == []
 
 
+def test_a_seed_the_store_cannot_keep_or_use_costs_a_parse_only(tmp_path, site):
+    """A store that cannot be written, a seed file that is no Parquet and a seed of another
+    number of counters (stored before an upgrade): the previous day's file is parsed and
+    the rows are those of a parse without a store."""
+    import numpy as np
+    import pyarrow as pa
+    from lassi.ingest.beacon_seeds import Seed
+
+    folder = tmp_path / "raw" / "lustre-client" / "fwd000"
+    prev, path = write(folder / "2018-02-24.log", PREV), write(folder / "2018-02-25.log", DAY)
+    want = rows(PARSE(path, site, prev, D))
+    (tmp_path / "a-file").write_text("not a folder")
+    blocked = SeedStore(str(tmp_path / "a-file" / "lustre-client"))
+    assert rows(PARSE(prev, site, None, dt.date(2018, 2, 24), seeds=blocked)) == rows(
+        PARSE(prev, site, None, dt.date(2018, 2, 24)))
+    assert rows(PARSE(path, site, prev, D, seeds=blocked)) == want
+
+    store = SeedStore(str(tmp_path / "seeds"))
+    store.save(prev, Seed(pa.array([f"{IP}\x1fonline1-OST0000"]), np.array([0]),
+                          np.array([[999, 999, 999]]), np.array([0]), np.array([False]), 0))
+    assert store.load(prev).values.shape == (1, 3)
+    assert rows(PARSE(path, site, prev, D, seeds=store)) == want
+    [seed_file] = Path(store.root).glob("date=2018-02-24/*.parquet")
+    seed_file.write_bytes(b"no parquet")
+    assert store.load(prev) is None
+    assert rows(PARSE(path, site, prev, D, seeds=store)) == want
+
+
 def test_prune_keeps_a_week(tmp_path):
     wh = tmp_path / "wh"
     for layer, day in (("ost", "2018-02-10"), ("ost", "2018-02-18"), ("mds", "2018-02-17"),
