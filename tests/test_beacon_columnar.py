@@ -14,6 +14,7 @@ import datetime as dt
 import gzip
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from lassi.ingest import beacon_columnar, beacon_layers, columnar, lwfs_server
 from lassi.ingest.columnar import row_schema, rows_table
@@ -217,3 +218,51 @@ def test_simulated_days(taihulight_days):
             n += st.rows
     assert n > 1000
     assert SLOW_LINES == []         # every simulated line is on the fast path
+
+
+def test_local_times_across_daylight_saving_changes():
+    """The LWFS server's local-time check, columnar (offsets per distinct minute), equals
+    `lwfs_server.local_matches` second by second across a zone's spring gap and autumn
+    fold and across a change in the middle of a minute (Monrovia, 1972: -0:44:30 to UTC,
+    the gap ends at 00:44:30), for UTC times that match either fold, are skewed within and
+    beyond the limit, and for local times that name no date."""
+    from zoneinfo import ZoneInfo
+
+    for tz, starts, span in (
+            (ZoneInfo("Europe/Berlin"), (dt.datetime(2018, 3, 25, 1, 58),
+                                         dt.datetime(2018, 10, 28, 1, 58)), 3 * 3600 + 240),
+            (ZoneInfo("Africa/Monrovia"), (dt.datetime(1972, 1, 7, 0, 43),), 240)):
+        _same_local_times(tz, starts, span)
+
+
+def _same_local_times(tz, starts: tuple[dt.datetime, ...], span: int) -> None:
+    """`_local_times` against the line parser's check, every 7 s (every second when the
+    span is short) from each start, five UTC times per fold."""
+    utc0 = dt.datetime(1970, 1, 1)
+    local, utc = [], []
+    for start in starts:
+        for k in range(0, span, 7 if span > 600 else 1):
+            t = start + dt.timedelta(seconds=k)
+            for fold in (0, 1):
+                off = t.replace(fold=fold, tzinfo=tz).utcoffset()
+                for skew in (0.0, 0.5, 1.2, -0.4, 3600.0):
+                    local.append(t.strftime("%Y-%m-%d %H:%M:%S"))
+                    utc.append(t - off + dt.timedelta(seconds=skew))
+    for bad in ("2018-02-30 10:00:00", "2018-03-25 24:00:00", "2018-03-25 10:00:60"):
+        local.append(bad)
+        utc.append(dt.datetime(2018, 3, 25, 9))
+    us = pa.array([(u - utc0) // dt.timedelta(microseconds=1) for u in utc], pa.int64())
+    got_us, got_ok = beacon_columnar._local_times(pa.array(local), us, tz)
+    want_us, want_ok = [], []
+    for text, u in zip(local, utc, strict=True):
+        try:
+            t = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            want_us.append(None)
+            want_ok.append(False)
+            continue
+        want_us.append((t - utc0) // dt.timedelta(microseconds=1))
+        want_ok.append(lwfs_server.local_matches(t, u, tz))
+    assert got_us.to_pylist() == want_us
+    assert got_ok.to_pylist() == want_ok
+    assert 0 < sum(want_ok) < len(want_ok)
