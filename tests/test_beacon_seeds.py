@@ -11,11 +11,12 @@ import datetime as dt
 import os
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from lassi.ingest import beacon_columnar, beacon_seeds
-from lassi.ingest.beacon_seeds import SeedStore
+from lassi.ingest.beacon_seeds import Seed, SeedStore
 from lassi.ingest.runner import prev_day_file
 
 from lassi.core.config import load_site
@@ -91,10 +92,6 @@ def test_a_seed_the_store_cannot_keep_or_use_costs_a_parse_only(tmp_path, site):
     """A store that cannot be written, a seed file that is no Parquet and a seed of another
     number of counters (stored before an upgrade): the previous day's file is parsed and
     the rows are those of a parse without a store."""
-    import numpy as np
-    import pyarrow as pa
-    from lassi.ingest.beacon_seeds import Seed
-
     folder = tmp_path / "raw" / "lustre-client" / "fwd000"
     prev, path = write(folder / "2018-02-24.log", PREV), write(folder / "2018-02-25.log", DAY)
     want = rows(PARSE(path, site, prev, D))
