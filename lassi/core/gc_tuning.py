@@ -60,7 +60,7 @@ def freeze_imports() -> None:
 
     A reused PySpark worker runs a full `gc.collect()` after every task (pyspark.daemon).
     With pandas, pyarrow and lassi imported (80k+ tracked objects) that collection took
-    30–70 ms of a core per task, more than a small task's work (README, Scale). Freezing
+    30–70 ms of a core per task, more than a small task's work (README, Tests). Freezing
     once per set of imports leaves it only the objects a task made. Cheap when nothing new
     was imported (a length check), so a per-group function may call it for every group.
     """
