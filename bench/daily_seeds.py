@@ -19,7 +19,7 @@ layer, twice each (the second, warm, is reported):
 
 Lines/s per core count the day's lines only (wall x 2 cores).
 
-Usage: python bench/daily_seeds.py [--day bench/cache/ingest/taihulight-4096]
+Usage: python bench/daily_seeds.py [--day DIR (default: cached_days.cached_day)]
                                    [--sources ost,mds,...]
 """
 
@@ -32,6 +32,7 @@ import shutil
 import time
 from pathlib import Path
 
+from cached_days import cached_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +92,7 @@ def measure(spark, site, layer: str, files: list[Path], scratch: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(HERE / "cache" / "ingest" / "taihulight-4096"),
+    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
                     help="a cached simulated TaihuLight day (its raw/)")
     ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)

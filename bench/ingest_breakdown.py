@@ -17,7 +17,7 @@ Never a test: it prints figures and writes them to bench/results.json
 Each Spark step runs twice; the second (warm) wall time is reported, with lines/s per core
 (wall x 2 cores). The differences between the steps say what each adds.
 
-Usage: python bench/ingest_breakdown.py [--day bench/cache/taihulight-4096]
+Usage: python bench/ingest_breakdown.py [--day DIR (default: cached_days.cached_day)]
                                         [--sources lustre-client,ost,...]
 """
 
@@ -30,6 +30,7 @@ import shutil
 import time
 from pathlib import Path
 
+from cached_days import cached_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -112,7 +113,7 @@ def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(HERE / "cache" / "taihulight-4096"),
+    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
                     help="a cached simulated TaihuLight day (its raw/ and truth.json)")
     ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     from lassi.core.spark import get_spark
 
     day = Path(args.day)
+    if not (day / "raw" / "truth.json").exists():
+        print(f"no cached day at {day / 'raw'}: run bench/ingest_rates.py first")
+        return 1
     truth = json.loads((day / "raw" / "truth.json").read_text())
     site = load_site("taihulight", nodes=int(truth["nodes"]))
     spark = get_spark("lassi bench ingest breakdown", master=f"local[{CORES}]")

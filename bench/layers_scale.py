@@ -14,7 +14,7 @@ of series per server) and ingests each twice in one Spark session (`local[2]`), 
 the warm wall time and lines/s per core (wall x 2 cores), with the bench day's own
 figure beside it.
 
-Usage: python bench/layers_scale.py [--day bench/cache/ingest/taihulight-4096]
+Usage: python bench/layers_scale.py [--day DIR (default: cached_days.cached_day)]
                                     [--copies 10] [--sources ost,mds,lwfs-server]
 """
 
@@ -28,6 +28,7 @@ import shutil
 import time
 from pathlib import Path
 
+from cached_days import cached_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -64,7 +65,7 @@ def warm(spark, site, layer: str, inputs: list[str], scratch: Path) -> tuple[flo
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(HERE / "cache" / "ingest" / "taihulight-4096"),
+    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
                     help="a cached simulated TaihuLight day (its raw/)")
     ap.add_argument("--copies", type=int, default=10)
     ap.add_argument("--sources", default=",".join(LAYERS))
