@@ -13,7 +13,8 @@ time, counters and the optional aux counter, plus the file's last sample time (`
 It is named for the raw file's absolute path, size and modification time, so a raw file
 rewritten after its ingest is parsed again, and it is written only when no line of the
 file was quarantined: then the samples of the day's parse are those a seed parse of the
-whole file (no day filter) finds, and the stored seed equals the parsed one.
+whole file (no day filter) finds, and the stored seed equals the parsed one. A file whose
+name gives no day stores none (no next day's file names it as its previous).
 
 The store lives under a local warehouse, `<warehouse>/_seeds/<layer>/date=<day>/` (the day
 the raw file's name gives), which the executors see as they see the Parquet files they
@@ -83,10 +84,11 @@ class SeedStore:
     root: str
 
     def _path(self, raw: str | Path) -> Path | None:
-        """Where the raw file's seed is: in the folder of the day its name gives."""
-        name, day = _name(raw), file_day(raw)
-        folder = f"date={day.isoformat()}" if day else "undated"
-        return None if name is None else Path(self.root) / folder / name
+        """Where the raw file's seed is: in the folder of the day its name gives (None for
+        a file whose name gives no day: no next day's file names it as its previous)."""
+        day = file_day(raw)
+        name = _name(raw) if day else None
+        return None if name is None else Path(self.root) / f"date={day.isoformat()}" / name
 
     def save(self, raw: str | Path, seed: Seed) -> None:
         """Store `seed` for the raw file, atomically (temporary name, rename)."""

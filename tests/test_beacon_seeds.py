@@ -86,6 +86,9 @@ def test_no_seed_is_kept_for_a_file_with_quarantined_lines(tmp_path, site):
     bad = write(folder / "2018-02-26.log", [*DAY, "junk"])
     PARSE(bad, site, None, None, seeds=store)
     assert seeds() == []
+    undated = write(folder / "capture.log", DAY)       # no later file names it: no seed
+    assert PARSE(undated, site, None, D, seeds=store)[2].lines_quarantined == 0
+    assert seeds() == []
 
 
 def test_a_seed_the_store_cannot_keep_or_use_costs_a_parse_only(tmp_path, site):
