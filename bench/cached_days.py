@@ -14,3 +14,18 @@ def cached_day(site: str, nodes: int) -> Path:
         if (folder / "raw" / "truth.json").exists():
             return folder
     return CACHE / f"{site}-{nodes}"
+
+
+def open_day(folder: str | Path):
+    """(raw folder, truth, site) of a cached TaihuLight day, or None after one line saying
+    none is cached there."""
+    import json
+
+    from lassi.core.config import load_site
+
+    raw = Path(folder) / "raw"
+    if not (raw / "truth.json").exists():
+        print(f"no cached day at {raw}: run bench/ingest_rates.py first")
+        return None
+    truth = json.loads((raw / "truth.json").read_text())
+    return raw, truth, load_site("taihulight", nodes=int(truth["nodes"]))

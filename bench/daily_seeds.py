@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day
+from cached_days import cached_day, open_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -96,15 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="a cached simulated TaihuLight day (its raw/)")
     ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)
-    from lassi.core.config import load_site
     from lassi.core.spark import get_spark
 
-    raw = Path(args.day) / "raw"
-    if not (raw / "truth.json").exists():
-        print(f"no cached day at {raw}: run bench/ingest_rates.py first")
+    day = open_day(args.day)
+    if day is None:
         return 1
-    truth = json.loads((raw / "truth.json").read_text())
-    site = load_site("taihulight", nodes=int(truth["nodes"]))
+    raw, truth, site = day
     spark = get_spark("lassi bench daily seeds", master=f"local[{CORES}]")
     work = HERE / "cache" / "daily-seeds"
     results = {}

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day
+from cached_days import cached_day, open_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -117,15 +116,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="a cached simulated TaihuLight day (its raw/ and truth.json)")
     ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)
-    from lassi.core.config import load_site
     from lassi.core.spark import get_spark
 
-    day = Path(args.day)
-    if not (day / "raw" / "truth.json").exists():
-        print(f"no cached day at {day / 'raw'}: run bench/ingest_rates.py first")
+    opened = open_day(args.day)
+    if opened is None:
         return 1
-    truth = json.loads((day / "raw" / "truth.json").read_text())
-    site = load_site("taihulight", nodes=int(truth["nodes"]))
+    raw, truth, site = opened
     spark = get_spark("lassi bench ingest breakdown", master=f"local[{CORES}]")
     scratch = HERE / "cache" / "breakdown-scratch"
     results = {}
@@ -134,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(lines/s; warm; {truth['nodes']} nodes)",
           flush=True)
     for source in args.sources.split(","):
-        m = measure(spark, site, day / "raw", source, scratch)
+        m = measure(spark, site, raw, source, scratch)
         results[source] = {"nodes": truth["nodes"], **m}
         print(f"{source:<14} {m['lines']:>10,} {m['parse']['lines_per_cpu_s']:>12,} "
               f"{m['to_jvm']['per_core']:>12,} {m['parquet']['per_core']:>13,} "

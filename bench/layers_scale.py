@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day
+from cached_days import cached_day, open_day
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -38,14 +37,15 @@ LAYERS = ("lwfs-server", "ost", "mds")
 
 
 def servers(day_raw: Path, out: Path, layer: str, copies: int) -> Path:
-    """The layer's folder with `copies` x its hosts (hard links to the day's files)."""
+    """The layer's folder with `copies` x its hosts (hard links to the day's files, made
+    afresh: no copies of an earlier run with another count)."""
     folder = out / "beacon" / layer
+    shutil.rmtree(folder, ignore_errors=True)
     for f in sorted((day_raw / "beacon" / layer).glob(f"*/{DAY}.log")):
         for k in range(copies):
             host = folder / f"{f.parent.name}-{k:02d}"
             host.mkdir(parents=True, exist_ok=True)
-            if not (host / f.name).exists():
-                os.link(f, host / f.name)
+            os.link(f, host / f.name)
     return folder
 
 
@@ -70,15 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--copies", type=int, default=10)
     ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)
-    from lassi.core.config import load_site
     from lassi.core.spark import get_spark
 
-    raw = Path(args.day) / "raw"
-    if not (raw / "truth.json").exists():
-        print(f"no cached day at {raw}: run bench/ingest_rates.py first")
+    day = open_day(args.day)
+    if day is None:
         return 1
-    truth = json.loads((raw / "truth.json").read_text())
-    site = load_site("taihulight", nodes=int(truth["nodes"]))
+    raw, truth, site = day
     spark = get_spark("lassi bench layers at scale", master=f"local[{CORES}]")
     work = HERE / "cache" / "layers-scale"
     results = {}
