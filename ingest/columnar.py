@@ -18,13 +18,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lassi.core.schemas import schema_of
-from lassi.core.textio import open_text
+from lassi.core.textio import open_bytes
 
-BLOCK_CHARS = 1 << 24          # characters read per block (bounded memory per file)
+BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
 UTC_RE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
           r"(?:\.[0-9]{3}|\.[0-9]{6})?Z$")
 COUNT_RE = r"^[0-9]{1,18}$"      # 18 digits always fit a LongType
@@ -37,27 +38,50 @@ class NotFast(Exception):
 
 def line_blocks(path: str | Path) -> Iterator[pa.StringArray]:
     """The file's lines (no line ends) as Arrow strings, in blocks of about BLOCK_CHARS
-    characters.
+    bytes: the lines `open_text` gives (universal newlines, undecodable bytes replaced).
 
     Raises NotFast when the file cannot be read to its end."""
-    def lines(text: str) -> pa.StringArray:       # str.split's lines, no Python object each
-        return pc.split_pattern(pa.array([text], pa.string()), "\n").flatten()
-
     try:
-        with open_text(path) as fh:
-            carry = ""
+        with open_bytes(path) as fh:
+            carry = b""
             while data := fh.read(BLOCK_CHARS):
                 data = carry + data
-                end = data.rfind("\n")
+                end = data.rfind(b"\n")
                 if end < 0:
                     carry = data
                     continue
                 carry = data[end + 1:]
-                yield lines(data[:end])
+                yield block_lines(data[:end + 1])
             if carry:
-                yield lines(carry)
+                yield block_lines(carry)
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise NotFast(f"{type(exc).__name__}: {exc}") from exc
+
+
+def block_lines(data: bytes) -> pa.StringArray:
+    """The lines of whole lines' bytes (one line end at the end dropped), as `open_text`
+    reads them; valid UTF-8 without a carriage return is split without a copy to Python."""
+    if b"\r" not in data:
+        text = pa.StringArray.from_buffers(
+            1, pa.py_buffer(np.array([0, len(data)], np.int32)), pa.py_buffer(data))
+        try:
+            text.validate(full=True)            # UTF-8 checked by Arrow
+        except pa.ArrowInvalid:
+            text = None
+    else:
+        text = None
+    if text is None:                            # decoded and translated as open_text does
+        s = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        text = pa.array([s], pa.string())
+    lines = pc.split_pattern(text, "\n").flatten()
+    if len(lines) > 1 and lines[-1].as_py() == "" and _ends_line(data):
+        lines = lines.slice(0, len(lines) - 1)
+    return lines
+
+
+def _ends_line(data: bytes) -> bool:
+    """True when the bytes end with a line end (the empty piece after it is no line)."""
+    return data.endswith((b"\n", b"\r"))
 
 
 class Fields:

@@ -46,6 +46,7 @@ _PBS_DEFAULT_PROJECT = "_pbs_project_default"
 _EXEC_STAR = re.compile(r"[^+/]+/\d+\*\d+(?:\+[^+/]+/\d+\*\d+)*")
 _EXEC_STAR_ITEM = re.compile(r"([^+/]+)/\d+\*(\d+)")
 _EPOCH = datetime(1970, 1, 1)
+_INT32 = 2**31
 
 
 def split_attributes(message: str) -> dict[str, str]:
@@ -165,11 +166,15 @@ def job_row(rtype: str, header_time: datetime, job_id: str, kv: dict[str, str]) 
         raise ValueError(f"bad Exit_status={exit_text!r}")
     nodes, procs = _nodes_and_procs(kv)
     stated = to_int(kv.get("unique_node_count")) or to_int(kv.get("Resource_List.nodect"))
+    counts = {"n_nodes": node_count(nodes, stated), "n_procs": procs,
+              "exit_status": to_int(exit_text)}
+    for name, value in counts.items():
+        if value is not None and not -_INT32 <= value < _INT32:
+            raise ValueError(f"{name} {value} out of range (app_run holds 32-bit integers)")
     return app_row(
         app_id=job_id, job_id=job_id, user=kv.get("user") or None, project=_project(kv),
-        job_name=kv.get("jobname") or None, nodes=nodes, n_nodes=node_count(nodes, stated),
-        n_procs=procs, start=start, end=end, exit_status=to_int(exit_text), source=SOURCE,
-    )
+        job_name=kv.get("jobname") or None, nodes=nodes, source=SOURCE, start=start,
+        end=end, **counts)
 
 
 def _header_time(stamp: str) -> datetime:
@@ -180,6 +185,30 @@ def _header_time(stamp: str) -> datetime:
                         int(stamp[14:16]), int(stamp[17:19]))
     except ValueError as exc:
         raise ValueError(f"bad record time {stamp!r}: {exc}") from None
+
+
+# an E row's fields its job's S record does not fill in
+UNPAIRED = ("end", "exit_status")
+
+
+def record(line: str, tz: str) -> tuple[str, dict | None]:
+    """One line read alone: ("blank" | "other", None) or ("S" | "E", its app_run row);
+    ValueError (the quarantine reason) when it is no readable record."""
+    if not line.strip():
+        return "blank", None
+    m = _RECORD.fullmatch(line)
+    if m is None:
+        raise ValueError("not a PBS accounting record `MM/DD/YYYY HH:MM:SS;T;id;...`")
+    stamp, rtype, job_id, message = m.groups()
+    header_time = to_utc(_header_time(stamp), tz)
+    if rtype not in ("S", "E"):
+        return "other", None
+    if not job_id.strip():
+        raise ValueError(f"{rtype} record without a job id")
+    kv = split_attributes(message)
+    if not kv:
+        raise ValueError(f"{rtype} record without key=value attributes")
+    return rtype, job_row(rtype, header_time, job_id.strip(), kv)
 
 
 @dataclass
@@ -209,28 +238,15 @@ class _State:
                 self.stats.lines_used += 1
 
     def _line(self, line: str) -> None:
-        if not line.strip():
-            return
-        m = _RECORD.fullmatch(line)
-        if m is None:
-            raise ValueError("not a PBS accounting record `MM/DD/YYYY HH:MM:SS;T;id;...`")
-        stamp, rtype, job_id, message = m.groups()
-        header_time = to_utc(_header_time(stamp), self.tz)
-        if rtype not in ("S", "E"):
+        kind, row = record(line, self.tz)
+        if kind == "other":
             self.bump("other_records")
-            return
-        if not job_id.strip():
-            raise ValueError(f"{rtype} record without a job id")
-        kv = split_attributes(message)
-        if not kv:
-            raise ValueError(f"{rtype} record without key=value attributes")
-        row = job_row(rtype, header_time, job_id.strip(), kv)
-        if rtype == "S":
+        elif kind == "S":
             self.started[row["job_id"]] = row
-        else:
+        elif kind == "E":
             started = self.started.pop(row["job_id"], {})
             for key, value in started.items():
-                if row[key] is None and key not in ("end", "exit_status"):
+                if row[key] is None and key not in UNPAIRED:
                     row[key] = value
             self.rows.append(row)
 

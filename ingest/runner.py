@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from lassi.ingest import (
     alps,
     beacon_columnar,
@@ -41,6 +43,7 @@ from lassi.ingest import (
     lustre_columnar,
     lwfs_client,
     pbs,
+    pbs_columnar,
     slurm,
     writer,
 )
@@ -246,7 +249,6 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
     others), or with `files` write the rows as Parquet there and emit the rest. A file's
     stats carry its task, so its quarantine can be parsed again (`only_quarantine`: no
     rows). `seeds`: the counter layer's store of delta seeds, or None."""
-    import pyarrow as pa
     from lassi.ingest.columnar import row_schema, rows_table
 
     rows_schema = row_schema(table)
@@ -436,24 +438,45 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
 
     With `date`, only runs starting that day are kept; `primary` (default: all files)
     names the files whose quarantined lines are kept — neighbouring days' files only
-    complete launches that cross midnight.
+    complete launches that cross midnight. PBS logs are read column-wise
+    (`pbs_columnar`), the other schedulers line by line.
     """
-    mod = SCHEDULER[source]
     tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
-    rows, qs, stats = _parse_scheduler(mod, source, files, tz)
+    if source == "pbs":
+        table, qs, stats = pbs_columnar.parse_files(files, tz=tz)
+        out: Any = _run_days(table, date)
+        dates = sorted(set(pc.unique(out.column("date")).to_pylist()) | ({date} if date else set()))
+    else:
+        rows, qs, stats = _parse_scheduler(SCHEDULER[source], source, files, tz)
+        if source == "beacon-job":
+            rows = [_named_nodes(r, site.nid_map) for r in rows]
+        out = _row_days(rows, date)
+        dates = sorted({row[-1] for row in out} | ({date} if date else set()))
+    keep = {str(p) for p in (primary or files)}
+    qs = [q for q in qs if q.file in keep]
+    return IngestResult(stats, [TableRows("app_run", out, dates, SourceRows((source,)))], qs)
+
+
+def _row_days(rows: list[dict], date: dt.date | None) -> list[tuple]:
+    """app_run tuples with their `date` (the start's day, else the end's), only `date`'s
+    when given."""
     fields = schema_of("app_run").fieldNames()[:-1]
-    if source == "beacon-job":
-        rows = [_named_nodes(r, site.nid_map) for r in rows]
     out = []
     for r in rows:
         day = (r["start"] or r["end"]).date() if (r["start"] or r["end"]) else None
         if day is None or (date is not None and day != date):
             continue
         out.append((*[r.get(k) for k in fields], day))
-    keep = {str(p) for p in (primary or files)}
-    qs = [q for q in qs if q.file in keep]
-    dates = sorted({row[-1] for row in out} | ({date} if date else set()))
-    return IngestResult(stats, [TableRows("app_run", out, dates, SourceRows((source,)))], qs)
+    return out
+
+
+def _run_days(table: pa.Table, date: dt.date | None) -> pa.Table:
+    """`_row_days` of an Arrow table of app_run columns."""
+    day = pc.cast(pc.coalesce(table.column("start"), table.column("end")), pa.date32())
+    table = table.append_column("date", day)
+    keep = pc.is_valid(day) if date is None else pc.fill_null(
+        pc.equal(day, pa.scalar(date, pa.date32())), False)
+    return table.filter(keep)
 
 
 def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str,

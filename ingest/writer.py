@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from lassi.ingest.contract import (
     ExecutorRows,
     IngestResult,
@@ -68,6 +69,8 @@ def _py(v: Any) -> Any:
 def local_rows(table: str, rows: Any) -> list:
     """A table's driver-side rows (tuples in schema order, or a pandas DataFrame with the
     schema's columns) as tuples in schema order."""
+    if isinstance(rows, pa.Table):
+        return rows
     if not hasattr(rows, "itertuples"):
         return list(rows)
     names = schema_of(table).fieldNames()

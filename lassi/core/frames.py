@@ -63,9 +63,14 @@ def _array(values: Sequence, t: DataType) -> pa.Array:
         return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
-def arrow_table(rows: Sequence[Sequence | dict], schema: StructType) -> pa.Table:
+def arrow_table(rows: Sequence[Sequence | dict] | pa.Table, schema: StructType) -> pa.Table:
     """Tuples in schema order (or dicts by field name) as an Arrow table of the schema's
-    types."""
+    types; an Arrow table is checked to have them (columns and types, in order)."""
+    if isinstance(rows, pa.Table):
+        want = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
+        if rows.schema.remove_metadata() != want:
+            raise ValueError(f"rows are {rows.schema}, the schema {want}")
+        return rows
     n = len(schema.fields)
     if rows and isinstance(rows[0], dict):
         names = schema.fieldNames()
@@ -88,11 +93,12 @@ def arrow_table(rows: Sequence[Sequence | dict], schema: StructType) -> pa.Table
     return pa.Table.from_arrays(arrays, names=schema.fieldNames())
 
 
-def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict], schema: StructType
+def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict] | pa.Table,
+                schema: StructType
                 ) -> DataFrame:
     """Driver-side rows (tuples in schema order, or dicts) as a DataFrame of exactly
     `schema`."""
-    if not rows:
+    if len(rows) == 0:
         return spark.createDataFrame([], schema)
     return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
 

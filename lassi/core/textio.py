@@ -6,7 +6,7 @@ import gzip
 import io
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 
 def open_text(path: str | Path) -> TextIO:
@@ -21,6 +21,17 @@ def open_text(path: str | Path) -> TextIO:
     if magic == b"\x1f\x8b":
         return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", errors="replace")
     return p.open("r", encoding="utf-8", errors="replace")
+
+
+def open_bytes(path: str | Path) -> BinaryIO:
+    """Open a file's bytes for reading, decompressing `.gz` transparently (`open_text`'s
+    bytes, before decoding)."""
+    p = Path(path)
+    with p.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(p, "rb")
+    return p.open("rb")
 
 
 def iter_files(paths: list[str | Path]) -> Iterator[Path]:

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -254,7 +255,7 @@ class Warehouse:
         schema = schema_of(table)
         if self.local is None:
             return self.write(local_frame(self.spark, rows, schema), table, dates)
-        t = arrow_table(list(rows), schema)
+        t = arrow_table(rows if isinstance(rows, pa.Table) else list(rows), schema)
         codec = parquet_codec(self._session.conf.get(SPARK_CODEC_KEY, "snappy")
                               if self._session is not None else "snappy")
         return self.write_files(lambda folder: write_date_files(t, folder, codec), table,

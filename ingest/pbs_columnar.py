@@ -1,0 +1,442 @@
+"""PBS accounting logs read column-wise (Arrow): the fast path of `lassi.ingest.pbs`.
+
+A block of lines is split once at spaces. A line is read here when it is printable ASCII
+without a quote, its header `MM/DD/YYYY HH:MM:SS;T;id;` has the record's shape, and each
+attribute a row is made of has a value whose reading here is exact: epoch seconds,
+leading integers of up to 9 digits, exec_host as `host/N+...` or `host/N*count+...`, an
+exec_vnode that is not needed. Any other line is read by `pbs.record`, the line parser's
+own reading (which also gives the quarantine reason), and joins the others as a record
+of the same form.
+
+S and E records are then paired in Arrow, as `pbs.parse_files` pairs them line by line:
+sorted by job and line order, an E takes the fields it lacks from the S just before it;
+an S followed by another S of its job is replaced by it; an S that no record of its job
+follows is a row with no end (extra["unfinished"]). The rows equal the line parser's
+(tests compare them), in another order. Blocks are read by two threads: Arrow's kernels
+run outside the GIL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest.alps import read_lines, to_utc, unreadable
+from lassi.ingest.columnar import NotFast, all_of, line_blocks, matches, when
+from lassi.ingest.pbs import _PBS_DEFAULT_PROJECT, SOURCE, _header_time, record
+
+from lassi.core.frames import arrow_type
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import schema_of
+
+# the attributes a row is made of
+KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_status",
+        "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
+        "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
+_KEYS = pa.array(KEYS)
+_DAY = r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$"
+_HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
+_EPOCH = r"^(?:|0|[0-9]{1,11})$"          # "" and "0": no time; 11 digits stay < year 5138
+_INT = r"^(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"  # to_int's leading integer, within an int32
+_LONG_INT = r"^-?[0-9]{10}"
+_STAR = r"^[^+/]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6}\*[0-9]{1,6})*$"
+_PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
+# without its parentheses, a chunk without its vnode: parse_exec_vnode raises
+_BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
+_FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
+_THREADS = 2                               # blocks read at once
+_EPOCH0 = dt.datetime(1970, 1, 1)
+_INT32_MAX = 2**31 - 1
+
+
+def row_schema() -> pa.Schema:
+    """app_run's columns but `date`, with `frames.arrow_type`'s types."""
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType))
+                      for f in schema_of("app_run").fields if f.name != "date"])
+
+
+def _records_schema() -> pa.Schema:
+    return pa.schema([*row_schema(), pa.field("seq", pa.int64()),
+                      pa.field("rtype", pa.string())])
+
+
+def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC"
+                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """`pbs.parse_files` as an Arrow table of app_run's columns (no `date`)."""
+    state = _Parse(tz)
+    with ThreadPoolExecutor(_THREADS) as pool:
+        for path in paths:
+            state.file(path, pool)
+    return state.finish()
+
+
+@dataclass
+class _Block:
+    """One block's S and E records taken column-wise (app_run columns, `seq` its line
+    index, `rtype`), the lines left to the line parser and its other records."""
+
+    lines: int
+    records: pa.Table
+    slow: list[tuple[int, str]]            # (line index in the block, line)
+    other: int
+
+
+@dataclass
+class _Parse:
+    """Records and counts across the files of one ingest."""
+
+    tz: str
+    stats: ParseStats = field(default_factory=lambda: ParseStats(source=SOURCE))
+    quarantine: list[Quarantined] = field(default_factory=list)
+    records: list[pa.Table] = field(default_factory=list)
+    seq: int = 0
+
+    def bump(self, key: str, n: int = 1) -> None:
+        if n:
+            self.stats.extra[key] = self.stats.extra.get(key, 0) + n
+
+    def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
+        """Read one file's records; a file that cannot be read to its end is read line by
+        line (or quarantined whole when that fails too)."""
+        try:
+            blocks = list(_blocks(line_blocks(path), self.tz, pool))
+        except NotFast:
+            lines, bad = read_lines(path, SOURCE)
+            if bad is not None:
+                _, qs, st = unreadable(bad)
+                self.stats.add(st)
+                self.quarantine += qs
+                return
+            slow = list(enumerate(lines))
+            blocks = [_Block(len(lines), _records_schema().empty_table(), slow, 0)]
+        self.stats.files += 1
+        first = 0
+        for block in blocks:
+            self._block(block, str(path), first)
+            first += block.lines
+
+    def _block(self, block: _Block, file: str, first: int) -> None:
+        self.stats.lines_read += block.lines
+        self.bump("other_records", block.other)
+        rows, seqs = [], []
+        for i, line in block.slow:
+            try:
+                kind, row = record(line, self.tz)
+            except ValueError as exc:
+                self.stats.lines_quarantined += 1
+                self.quarantine.append(Quarantined(SOURCE, file, first + i + 1, line, str(exc)))
+                continue
+            if kind == "other":
+                self.bump("other_records")
+            elif row is not None:
+                rows.append(row)
+                seqs.append((self.seq + i, kind))
+        recs = block.records
+        self.records.append(recs.set_column(recs.schema.get_field_index("seq"), "seq",
+                                            pc.add(recs.column("seq"), self.seq)))
+        if rows:
+            self.records.append(_rows_records(rows, seqs))
+        self.seq += block.lines
+
+    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+        self.stats.lines_used = self.stats.lines_read - self.stats.lines_quarantined
+        records = (pa.concat_tables(self.records) if self.records
+                   else _records_schema().empty_table())
+        rows, unfinished = paired(records)
+        self.bump("unfinished", unfinished)
+        self.stats.rows = rows.num_rows
+        return rows, self.quarantine, self.stats
+
+
+def _blocks(blocks: Iterator[pa.StringArray], tz: str, pool: ThreadPoolExecutor
+            ) -> Iterator[_Block]:
+    """`_fast` of each block, in order, at most _THREADS blocks read ahead."""
+    ahead: deque[Future] = deque()
+    for lines in blocks:
+        ahead.append(pool.submit(_fast, lines, tz))
+        if len(ahead) >= _THREADS:
+            yield ahead.popleft().result()
+    while ahead:
+        yield ahead.popleft().result()
+
+
+def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:
+    """The line parser's rows as records."""
+    schema = _records_schema()
+    cols = [pa.array([r[f.name] for r in rows], f.type) for f in row_schema()]
+    cols += [pa.array([s for s, _ in seqs], pa.int64()), pa.array([k for _, k in seqs])]
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+# --- pairing ------------------------------------------------------------------------------
+def paired(records: pa.Table) -> tuple[pa.Table, int]:
+    """The rows of S and E records (pbs._State's rules), E rows in line order then the
+    unfinished S rows; and how many S rows were unfinished."""
+    seq = np.asarray(records.column("seq").combine_chunks())
+    job = np.asarray(pc.dictionary_encode(records.column("job_id").combine_chunks()).indices)
+    is_s = np.asarray(pc.equal(records.column("rtype"), "S").combine_chunks())
+    order = np.lexsort((seq, job))            # by job, then line order
+    n = len(order)
+    same_prev = np.zeros(n, bool)
+    same_prev[1:] = job[order][1:] == job[order][:-1]
+    prev = np.zeros(n, np.int64)               # per record (by position): the one before it
+    prev[order[1:]] = order[:-1]
+    same = np.zeros(n, bool)
+    same[order] = same_prev
+    last = np.ones(n, bool)                    # no record of its job after it
+    last[order[:-1]] = ~same_prev[1:]
+    fill = pa.array(~is_s & same & is_s[prev])
+    cols = {}
+    for name in row_schema().names:
+        col = records.column(name).combine_chunks()
+        if name in _FILLED:
+            gap = pc.and_(fill, pc.is_null(col))
+            if pc.any(gap).as_py():
+                col = when(gap, col.take(pa.array(prev)), col)
+        cols[name] = col
+    ends = np.flatnonzero(~is_s)
+    open_ = np.flatnonzero(is_s & last)
+    out = np.concatenate([ends[np.argsort(seq[ends])], open_[np.argsort(seq[open_])]])
+    rows = pa.table(cols).take(pa.array(out))
+    return rows, len(open_)
+
+
+# --- one block, column-wise ---------------------------------------------------------------
+class _Tokens:
+    """Lines split at single spaces."""
+
+    def __init__(self, lines: pa.StringArray) -> None:
+        lists = pc.split_pattern(lines, " ")
+        self.n = pc.list_value_length(lists)
+        self.flat = lists.flatten()
+        self.start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
+        self.parent = np.asarray(pc.list_parent_indices(lists))
+
+    def at(self, i: int) -> pa.Array:
+        """The i-th token of every line (null where a line has fewer)."""
+        return _item(self.flat, self.start, self.n, i)
+
+
+def _item(flat: pa.Array, start: pa.Array, n: pa.Array, i: int) -> pa.Array:
+    idx = pc.if_else(pc.greater(n, i), pc.add(start, i), pa.scalar(None, pa.int64()))
+    return flat.take(idx)
+
+
+def _part(lists: pa.Array, i: int) -> pa.Array:
+    """The i-th item of each list (null where shorter)."""
+    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
+    return _item(lists.flatten(), start, pc.list_value_length(lists), i)
+
+
+def _fast(lines: pa.StringArray, tz: str) -> _Block:
+    """A block's S and E records that the column-wise reading takes; the rest left over."""
+    n = len(lines)
+    tok = _Tokens(lines)
+    head = tok.at(1)
+    parts = pc.split_pattern(head, ";", max_splits=3)
+    hms, rtype, job_id, first = (_part(parts, i) for i in range(4))
+    header = _header_micros(pc.binary_join_element_wise(tok.at(0), hms, " "), tz)
+    ok = all_of(pc.ascii_is_printable(lines), matches(tok.at(0), _DAY), matches(head, _HEAD),
+                pc.is_valid(header))
+    se = pc.fill_null(pc.is_in(rtype, pa.array(["S", "E"])), False)
+    other = all_of(ok, pc.invert(se))
+    is_s = pc.equal(rtype, "S")
+    kv, any_kv = _attributes(tok, first, n)
+    cols, good = _columns(kv, header, is_s)
+    take = all_of(ok, se, pc.not_equal(job_id, ""), any_kv, good,
+                  pc.invert(_has_byte(lines, ord('"'))))
+    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    slow_idx = pc.indices_nonzero(pc.invert(pc.or_(pc.or_(take, other), blank)))
+    slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
+    keep = pc.indices_nonzero(take)
+    cols.update(app_id=job_id, job_id=job_id, rtype=rtype)
+    arrays = []
+    for f in _records_schema():
+        if f.name == "seq":
+            arrays.append(keep.cast(pa.int64()))
+        elif f.name == "source":
+            arrays.append(pa.array(np.full(len(keep), SOURCE, object), pa.string()))
+        elif f.name in cols:
+            arrays.append(cols[f.name].take(keep).cast(f.type))
+        else:
+            arrays.append(pa.nulls(len(keep), f.type))
+    records = pa.Table.from_arrays(arrays, schema=_records_schema())
+    return _Block(n, records, slow, pc.sum(other).as_py() or 0)
+
+
+def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:
+    """Per line, whether it holds this (ASCII) byte."""
+    offsets = np.frombuffer(lines.buffers()[1], np.int32)
+    offsets = offsets[lines.offset:lines.offset + len(lines) + 1]
+    data = np.frombuffer(lines.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
+    at = np.flatnonzero(data == byte) + offsets[0]
+    out = np.zeros(len(lines), bool)
+    out[np.searchsorted(offsets, at, side="right") - 1] = True
+    return pa.array(out)
+
+
+def _header_micros(stamps: pa.Array, tz: str) -> pa.Array:
+    """UTC epoch microseconds of `MM/DD/YYYY HH:MM:SS` local in `tz`, read by pbs itself
+    once per distinct text; null where that fails."""
+    enc = pc.dictionary_encode(stamps)
+    out = []
+    for s in enc.dictionary.to_pylist():
+        try:
+            t = to_utc(_header_time(s), tz)
+        except (ValueError, OverflowError):
+            out.append(None)
+            continue
+        out.append((t - _EPOCH0) // dt.timedelta(microseconds=1))
+    return pc.take(pa.array(out, pa.int64()), enc.indices)
+
+
+def _attributes(tok: _Tokens, first: pa.Array, n: int
+                ) -> tuple[dict[str, pa.Array], pa.Array]:
+    """Each KEYS attribute's value per line (null when absent), and per line whether it
+    has a `key=value` at all and names no KEYS attribute twice (split_attributes keeps
+    the last, this reading would not)."""
+    pos = np.arange(len(tok.flat), dtype=np.int64) - np.asarray(tok.start)[tok.parent]
+    any_kv = np.zeros(n, bool)
+    owners, codes, values = [], [], []
+    # token 1's attribute (after the header), then tokens 2.. of each line
+    for tokens, owner in ((first, np.arange(n, dtype=np.int64)), (tok.flat, tok.parent)):
+        pairs = pc.split_pattern(tokens, "=", max_splits=1)
+        items, start = pairs.flatten(), pairs.offsets.slice(0, len(pairs)).cast(pa.int64())
+        key = _item(items, start, pc.list_value_length(pairs), 0)
+        has_kv = np.asarray(all_of(pc.equal(pc.list_value_length(pairs), 2),
+                                   pc.not_equal(key, "")))
+        if tokens is tok.flat:
+            has_kv &= pos >= 2
+        any_kv[owner[has_kv]] = True
+        code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS), -1))
+        wanted = np.flatnonzero(has_kv & (code >= 0))
+        owners.append(owner[wanted])
+        codes.append(code[wanted].astype(np.int64))
+        values.append(items.take(pc.add(start.take(pa.array(wanted)), 1)))
+    w_owner, w_code = np.concatenate(owners), np.concatenate(codes)
+    w_value = pa.concat_arrays(values)
+    twice = np.bincount(w_owner * len(KEYS) + w_code, minlength=n * len(KEYS)) > 1
+    any_kv[np.flatnonzero(twice) // len(KEYS)] = False
+    out = {}
+    for k, name in enumerate(KEYS):
+        sel = np.flatnonzero(w_code == k)
+        where = np.full(n, -1, np.int64)
+        where[w_owner[sel]] = sel
+        out[name] = w_value.take(pa.array(where, mask=where < 0))
+    return out, pa.array(any_kv)
+
+
+def _nonempty(v: pa.Array) -> pa.Array:
+    """v where it is a non-empty text, else null."""
+    return when(pc.not_equal(v, ""), v, pa.scalar(None, pa.string()))
+
+
+def _leading_int(v: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """to_int of each value (null when absent or without one) and where this reading
+    cannot say (a leading integer beyond 9 digits)."""
+    digits = pc.extract_regex(v, _INT).flatten()[0]        # null where no match
+    return pc.cast(digits, pa.int64()), matches(v, _LONG_INT)
+
+
+def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """pbs._epoch as epoch microseconds (null: no time) and where it would raise."""
+    fine = matches(v, _EPOCH)
+    real = all_of(fine, pc.not_equal(v, ""), pc.not_equal(v, "0"))
+    micros = pc.multiply(pc.cast(when(real, v, "0"), pa.int64()), 1_000_000)
+    return when(real, micros, pa.scalar(None, pa.int64())), all_of(pc.is_valid(v),
+                                                                    pc.invert(fine))
+
+
+def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
+             ) -> tuple[dict[str, pa.Array], pa.Array]:
+    """pbs.job_row's fields per line, and where this reading is exact."""
+    null_ts = pa.scalar(None, pa.int64())
+    e_start, bad_start = _epoch_micros(kv["start"])
+    e_end, bad_end = _epoch_micros(kv["end"])
+    start = when(is_s, pc.coalesce(e_start, header), e_start)
+    end = when(is_s, null_ts, pc.coalesce(e_end, header))
+    backwards = pc.fill_null(pc.less(end, start), False)
+    exit_status, long_exit = _leading_int(kv["Exit_status"])
+    bad_exit = all_of(pc.is_valid(kv["Exit_status"]), pc.is_null(exit_status))
+    ints, long_any = {}, long_exit
+    for k in ("total_execution_slots", "resources_used.ncpus", "Resource_List.ncpus",
+              "unique_node_count", "Resource_List.nodect"):
+        ints[k], too_long = _leading_int(kv[k])
+        long_any = pc.or_(long_any, too_long)
+    hosts = pc.dictionary_encode(kv["exec_host"])    # a job's S and E give the same
+    nodes, slots, bad_host = (x.take(hosts.indices) for x in _exec_host(hosts.dictionary))
+    vnode = pc.replace_substring(pc.replace_substring(kv["exec_vnode"], "(", ""), ")", "")
+    bad_vnode = all_of(pc.is_valid(vnode), pc.not_equal(kv["exec_vnode"], ""),
+                       pc.or_(matches(vnode, _BAD_VNODE),
+                              pc.invert(pc.fill_null(pc.greater(slots, 0), False))))
+    procs = when(pc.fill_null(pc.greater(slots, 0), False), slots,
+                 pc.coalesce(ints["total_execution_slots"], ints["resources_used.ncpus"],
+                             ints["Resource_List.ncpus"]))
+    unique = ints["unique_node_count"]
+    stated = when(pc.fill_null(pc.not_equal(unique, 0), False), unique,
+                  ints["Resource_List.nodect"])
+    n_nodes = when(pc.is_valid(nodes), pc.list_value_length(nodes).cast(pa.int64()), stated)
+    project = kv["project"]
+    project = when(pc.equal(project, _PBS_DEFAULT_PROJECT), pa.scalar(None, pa.string()),
+                   project)
+    cols = {"user": _nonempty(kv["user"]), "job_name": _nonempty(kv["jobname"]),
+            "project": pc.coalesce(_nonempty(kv["account"]), _nonempty(project), kv["group"]),
+            "nodes": nodes, "n_nodes": n_nodes, "n_procs": procs,
+            "start": pc.cast(start, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
+            "end": pc.cast(end, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
+            "exit_status": exit_status}
+    too_many = pc.greater(slots, _INT32_MAX)
+    bad = [bad_start, bad_end, backwards, bad_exit, long_any, bad_host, bad_vnode, too_many]
+    return cols, pc.invert(pc.fill_null(_any_of(bad), False))
+
+
+def _any_of(conds: list[pa.Array]) -> pa.Array:
+    """Element-wise OR, nulls as False."""
+    out = pc.fill_null(conds[0], False)
+    for c in conds[1:]:
+        out = pc.or_(out, pc.fill_null(c, False))
+    return out
+
+
+def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """parse_exec_host per line for its two common shapes: the distinct hosts in order
+    (null without any), the slots (null without exec_host) and where the value has another
+    shape."""
+    n = len(v)
+    star, plain = matches(v, _STAR), matches(v, _PLAIN)
+    bad = all_of(pc.is_valid(v), pc.not_equal(v, ""), pc.invert(pc.or_(star, plain)))
+    owners, hosts, counts = [], [], []
+    for shape, seps, width in ((star, "/*", 3), (plain, "/", 2)):
+        rows = np.flatnonzero(np.asarray(shape))
+        text = v.take(pa.array(rows))
+        for sep in seps:
+            text = pc.replace_substring(text, sep, "+")
+        items = pc.split_pattern(text, "+")
+        flat = items.flatten()          # host, first[, count] per element
+        owners.append(rows[np.asarray(pc.list_parent_indices(items))[::width]])
+        hosts.append(flat.take(pa.array(np.arange(0, len(flat), width))))
+        counts.append(np.asarray(pc.cast(flat.take(pa.array(np.arange(2, len(flat), 3))),
+                                         pa.int64())) if width == 3
+                      else np.ones(len(flat) // 2, np.int64))
+    order = np.argsort(np.concatenate(owners), kind="stable")
+    owner = np.concatenate(owners)[order]
+    host = pa.concat_arrays(hosts).take(pa.array(order))
+    slots = np.bincount(owner, weights=np.concatenate(counts)[order], minlength=n)
+    codes = np.asarray(pc.dictionary_encode(host).indices).astype(np.int64)
+    first = np.flatnonzero(~pd.Series(owner * (codes.max(initial=0) + 1) + codes).duplicated()
+                           .to_numpy())
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(np.bincount(owner[first], minlength=n), out=offsets[1:])
+    none = np.ones(n, bool)
+    none[owner] = False
+    nodes = pa.ListArray.from_arrays(pa.array(offsets), host.take(pa.array(first)),
+                                     mask=pa.array(none))
+    return nodes, pa.array(slots.astype(np.int64), mask=none), bad

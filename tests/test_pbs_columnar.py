@@ -1,0 +1,201 @@
+"""PBS accounting logs read column-wise (`pbs_columnar`) against the line parser (`pbs`),
+which is the reference: the same rows, quarantine records and counts, on lines made to
+reach every rule of the fast path and of the pairing, on random logs, on the fuzz cases
+of the real sample (../shared, skipped when absent), across files and block boundaries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+import pytest
+from lassi.ingest import columnar, pbs, pbs_columnar
+
+from tests.test_fuzz_ingest import SEED, _clean_bytes, mutations, realdata_or_none  # noqa: F401
+
+HEAD = "10/10/2017 01:{m:02d}:{s:02d};{t};{job};"
+BASE = ("user=u1 group=g1 project=p1 jobname=run queue=standard start=1507597200 "
+        "exec_host=nid00008/0*24+nid00009/0*24 Resource_List.nodect=2 Resource_List.ncpus=48")
+
+
+def _key(row: dict) -> tuple:
+    out = []
+    for k in sorted(row):
+        v = row[k]
+        if isinstance(v, dt.datetime) and v.tzinfo is not None:
+            v = v.replace(tzinfo=None)
+        out.append((k, repr(v)))
+    return tuple(out)
+
+
+def both(paths: list[Path], tz: str = "UTC") -> tuple[list, list]:
+    """The line parser's and the column-wise reading's results, each as (rows sorted,
+    quarantine records, counts); asserts they are equal and returns them."""
+    rows, qs, st = pbs.parse_files(paths, tz=tz)
+    table, qs2, st2 = pbs_columnar.parse_files(paths, tz=tz)
+    ref = (sorted(map(_key, rows)), [(q.file, q.line_no, q.raw, q.reason) for q in qs], st)
+    got = (sorted(map(_key, table.to_pylist())),
+           [(q.file, q.line_no, q.raw, q.reason) for q in qs2], st2)
+    assert got[0] == ref[0]
+    assert sorted(got[1]) == sorted(ref[1])
+    assert got[2] == ref[2]
+    return rows, qs
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _line(t: str, job: str, attrs: str, m: int = 0, s: int = 0) -> str:
+    return HEAD.format(m=m, s=s, t=t, job=job) + attrs
+
+
+RULES = [
+    _line("Q", "1.sdb", "queue=standard"),
+    _line("S", "1.sdb", BASE),
+    _line("E", "1.sdb", BASE + " end=1507600800 Exit_status=0", m=5),
+    # E without start=, user or nodes: taken from its S; Exit_status with a suffix
+    _line("S", "2.sdb", BASE.replace("user=u1", "user=u2")),
+    _line("E", "2.sdb", "queue=standard end=1507600900 Exit_status=271:signal", m=6),
+    # S S E: the second S stands; S E E: the second E has no S; S E S: unfinished
+    _line("S", "3.sdb", BASE.replace("jobname=run", "jobname=first")),
+    _line("S", "3.sdb", BASE.replace("jobname=run", "jobname=second")),
+    _line("E", "3.sdb", "end=1507600999", m=7),
+    _line("E", "3.sdb", "end=1507601999", m=8),
+    _line("S", "3.sdb", BASE, m=9),
+    # an E whose job never started here; Exit_status negative
+    _line("E", "4.sdb", "user=u4 exec_host=c1/0 end=1507600000 Exit_status=-11"),
+    # Torque exec_host: slots per element, hosts repeated; ranges and lists
+    _line("E", "5.pbs", "user=u5 exec_host=i02n33/7+i02n33/6+i02n32/0 start=1507590000 "
+          "end=1507600000"),
+    _line("E", "6.pbs", "user=u6 exec_host=c1/0-3+c2/0,2-3 end=1507600000"),
+    _line("E", "7.pbs", "user=u7 exec_host=n1/0*4+n1/4*4 end=1507600000"),
+    # exec_vnode: unneeded (exec_host has slots), needed (no exec_host), unreadable
+    _line("E", "8.pbs", "exec_host=c1/0*13 exec_vnode=(c1:ncpus=13) end=1507600000"),
+    _line("E", "9.pbs", "exec_vnode=(h[0]:ncpus=24+h[1]:ncpus=24) end=1507600000"),
+    _line("E", "10.pbs", "exec_host=c1/0*13 exec_vnode=(:ncpus=13) end=1507600000"),
+    _line("E", "11.pbs", "exec_host=c1/0*0 Resource_List.ncpus=7 end=1507600000"),
+    # project rules: account first, the PBS default project dropped, an empty group kept
+    _line("E", "12.pbs", "account=acc project=p group=g end=1507600000"),
+    _line("E", "13.pbs", "project=_pbs_project_default group=g end=1507600000"),
+    _line("E", "14.pbs", "project= group= end=1507600000"),
+    # counts: unique_node_count before nodect (0 falls through), procs fallbacks
+    _line("E", "15.pbs", "unique_node_count=0 Resource_List.nodect=3 "
+          "total_execution_slots=9x resources_used.ncpus=4 end=1507600000"),
+    _line("E", "16.pbs", "unique_node_count=5 resources_used.ncpus=abc "
+          "Resource_List.ncpus=12 end=1507600000"),
+    # values this reading leaves to the line parser
+    _line("E", "17.pbs", 'user=u17 jobname="two words" end=1507600000'),
+    _line("E", "18.pbs", "user=u18\tqueue=q end=1507600000"),
+    _line("E", "19.pbs", "user=u19 user=u19b end=1507600000"),
+    _line("E", "20.pbs", "Resource_List.ncpus=12345678901 end=1507600000"),
+    _line("E", "21.pbs", "start=00 end=1507600000"),
+    _line("E", "22.pbs", "start= end=0"),
+    _line("E", "23.pbs", "user=ü end=1507600000"),
+    # quarantined: bad epoch, end before start, Exit_status, exec_host, no attributes,
+    # no job id, an impossible date, no record at all
+    _line("E", "30.pbs", "end=soon"),
+    _line("E", "31.pbs", "start=1507600000 end=1507500000"),
+    _line("E", "32.pbs", "Exit_status=x end=1507600000"),
+    _line("E", "33.pbs", "exec_host=/0 end=1507600000"),
+    _line("E", "34.pbs", "no attributes here"),
+    _line("E", "", "user=u end=1507600000"),
+    "02/30/2017 01:00:00;E;35.pbs;user=u end=1507600000",
+    "not a record",
+    "",
+    "   ",
+    _line("E", "36.pbs", "end=99999999999999"),
+    _line("S", "37 x", "user=u start=1507600000"),
+]
+
+
+def test_every_rule_matches_the_line_parser(tmp_path):
+    rows, qs = both([_write(tmp_path / "rules", RULES)])
+    by_id = {}
+    for r in rows:
+        by_id.setdefault(r["job_id"], []).append(r)
+    assert by_id["2.sdb"][0]["user"] == "u2" and by_id["2.sdb"][0]["nodes"] == [
+        "nid00008", "nid00009"]
+    assert [r["job_name"] for r in by_id["3.sdb"]] == ["second", None, "run"]
+    assert by_id["5.pbs"][0]["nodes"] == ["i02n33", "i02n32"]
+    assert by_id["5.pbs"][0]["n_procs"] == 3
+    assert by_id["11.pbs"][0]["n_procs"] == 7
+    assert len(qs) == 11
+
+
+def test_tz_and_pairing_across_files_and_blocks(tmp_path, monkeypatch):
+    one = _write(tmp_path / "a", RULES[:12])
+    two = _write(tmp_path / "b", RULES[12:] + [_line("E", "1.sdb", "end=1507609999")])
+    both([one, two], tz="Europe/London")
+    for size in (64, 333, 4096):
+        monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        both([one, two], tz="America/Chicago")
+
+
+def _random_log(rng: random.Random, n: int) -> list[str]:
+    """Random records of a few jobs, with attributes drawn from shapes good and bad."""
+    values = {
+        "user": ["u1", "", "u2"], "group": ["g", ""], "project": ["p", "",
+                                                                  "_pbs_project_default"],
+        "account": ["a", ""], "jobname": ["j", "", "x=y"],
+        "start": ["1507590000", "0", "", "15x", "00"], "end": ["1507600000", "", "0"],
+        "Exit_status": ["0", "-1", "3:x", "q"],
+        "exec_host": ["a/0*2+b/0*2", "a/1+a/2", "a/0-1", "", "a/0*2+a/0*2", "/1"],
+        "exec_vnode": ["(a:ncpus=2)", "", "(:x)"],
+        "total_execution_slots": ["4", "x"], "resources_used.ncpus": ["2"],
+        "Resource_List.ncpus": ["8", "8:ppn"], "unique_node_count": ["0", "2"],
+        "Resource_List.nodect": ["1", "abc"], "queue": ["q"]}
+    out = []
+    for k in range(n):
+        t = rng.choice("SSEEEQD")
+        attrs = [f"{key}={rng.choice(vs)}" for key, vs in values.items() if rng.random() < 0.5]
+        if rng.random() < 0.05:
+            attrs.append(attrs[0] if attrs else "lone")
+        out.append(_line(t, f"{rng.randrange(12)}.pbs", " ".join(attrs), m=k % 60,
+                         s=rng.randrange(60)))
+    return out
+
+
+def test_random_logs_match_the_line_parser(tmp_path):
+    rng = random.Random(SEED)
+    for k in range(20):
+        both([_write(tmp_path / f"r{k}", _random_log(rng, 200))])
+
+
+def test_fuzzed_real_sample_matches_the_line_parser(realdata_or_none, tmp_path):  # noqa: F811
+    clean = _clean_bytes("pbs", realdata_or_none)
+    for k, (case, data, suffix) in enumerate(mutations(clean, random.Random(SEED))):
+        path = tmp_path / f"case{k}{suffix}"
+        path.write_bytes(data)
+        try:
+            both([path])
+        except AssertionError as exc:
+            raise AssertionError(f"case {case!r}") from exc
+
+
+def test_empty_and_missing_inputs(tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    both([empty])
+    table, qs, st = pbs_columnar.parse_files([tmp_path / "missing"])
+    assert table.num_rows == 0 and st.lines_quarantined == 1 and qs[0].line_no == 0
+
+
+@pytest.mark.parametrize("data", [b"a\r\nb\rc\n", b"x\xff\xfey\nz", b"\n\n", b"tail\r",
+                                  b"one\r\n\r\ntwo\n"])
+def test_line_blocks_read_as_open_text(tmp_path, monkeypatch, data):
+    """Blocks split from bytes give the lines `open_text` gives (universal newlines,
+    undecodable bytes replaced), whatever the block size."""
+    from lassi.core.textio import open_text
+
+    path = tmp_path / "f"
+    path.write_bytes(data * 3)
+    with open_text(path) as fh:
+        want = [line.rstrip("\n") for line in fh]
+    for size in (1, 2, 3, 7, 1 << 20):
+        monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        got = [x for block in columnar.line_blocks(path) for x in block.to_pylist()]
+        assert got == want, size
