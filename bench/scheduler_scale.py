@@ -8,7 +8,8 @@ rate. A large site writes far more: tens of thousands of jobs a day, a backfill 
 month, an `lfs df` of thousands of OSTs every minute. Here each is made about 200k lines
 long from real-looking lines:
 - PBS and ALPS: the cached 1,024-node ARCHER day's files (bench/ingest_rates.py), 100
-  copies whose job ids and apids carry the copy's number;
+  copies whose job ids and apids carry the copy's number (PBS host names and record
+  seconds too);
 - Slurm: the XDMoD sacct sample of ../shared/realdata (4,285 lines), 40 copies with
   numbered job ids (skipped when ../shared is absent);
 - `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart.
@@ -16,7 +17,7 @@ Each is ingested through `ingest_source` twice in one `local[2]` session into a 
 warehouse; the warm pass is printed: wall seconds, lines/s per core (wall x 2 cores), and
 the driver's CPU seconds (these sources parse on the driver, one core).
 
-Usage: python bench/scheduler_scale.py [--copies 100]
+Usage: python bench/scheduler_scale.py [--copies 100] [--sources pbs ...]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ OUT = HERE / "cache" / "ingest" / "site-scale"
 SLURM_SAMPLE = "scheduler/xdmod_shredder/referencedata_phillips_sacct.log"
 _PBS_ID = re.compile(r"(\d+)\.sdb")
 _APID = re.compile(r"apid=(\d+)")
+_NID = re.compile(r"nid(\d{5})")
+_PBS_SECOND = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:)(\d\d)")
 
 
 def _realdata() -> Path:
@@ -52,7 +55,12 @@ def _copies(lines: list[str], n: int, renumber) -> list[str]:
 
 
 def _pbs_alps(line: str, k: int) -> str:
+    """Copy k of a line: its own job ids and apids; in PBS lines its own host names and
+    record seconds too (a site's jobs run on other nodes at other times: the column-wise
+    PBS reading converts each distinct record time and exec_host once)."""
     line = _PBS_ID.sub(lambda m: f"{m.group(1)}{k:03d}.sdb", line)
+    line = _NID.sub(lambda m: f"nid{k:03d}{m.group(1)}", line)
+    line = _PBS_SECOND.sub(lambda m: f"{m.group(1)}{(int(m.group(2)) + k) % 60:02d}", line)
     return _APID.sub(lambda m: f"apid={m.group(1)}{k:03d}", line)
 
 
@@ -82,7 +90,7 @@ def make_inputs(copies: int) -> dict[str, Path]:
     sample = _realdata() / SLURM_SAMPLE
     out = {}
     for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
-        target = OUT / f"x{copies}" / source / path.name
+        target = OUT / f"x{copies}-v2" / source / path.name      # v2: PBS hosts and times vary
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()
@@ -102,6 +110,7 @@ def make_inputs(copies: int) -> dict[str, Path]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", type=int, default=100)
+    ap.add_argument("--sources", nargs="*", help="only these sources (default: all)")
     args = ap.parse_args(argv)
     from lassi.ingest.runner import ingest_source
 
@@ -116,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'source':<8} {'lines':>9} {'rows':>9} {'warm s':>7} {'driver CPU s':>12} "
           f"{'lines/s':>9} {'per core':>9}  target {TARGET:,}/core", flush=True)
     for source, path in make_inputs(args.copies).items():
+        if args.sources and source not in args.sources:
+            continue
         for _ in range(2):                     # the second pass is the warm one
             shutil.rmtree(scratch, ignore_errors=True)
             wh = Warehouse(spark, str(scratch))
@@ -135,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = json.loads(path.read_text()) if path.exists() else {}
     entry = doc.setdefault("ingest_rates", {}).setdefault("site_scale", {})   # keeps "before"
     entry.update(what=f"driver-side sources made ~200k lines long ({args.copies} copies; "
-                      "bench/scheduler_scale.py), warm ingest_source, local[2]",
-                 after=results)
+                      "bench/scheduler_scale.py), warm ingest_source, local[2]")
+    entry["after"] = {**entry.get("after", {}), **results}
     path.write_text(json.dumps(doc, indent=1))
     print(f"figures: {path} (ingest_rates.site_scale)")
     return 0

@@ -35,6 +35,7 @@ from lassi.ingest.columnar import (
     Fields,
     NotFast,
     all_of,
+    fold_offsets,
     line_blocks,
     matches,
     names_of,
@@ -501,36 +502,6 @@ def _lwfs_fast(f: Fields, day: date | None, site: Site | None, file: str
                 "_queue": f.field(7), **{f"_h{i}": c for i, c in enumerate(counts)}}
 
 
-def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:
-    """The UTC offsets (µs) of a local wall time, fold 0 and fold 1."""
-    return tuple((t.replace(fold=fold, tzinfo=tz).utcoffset() or timedelta(0)) // _US
-                 for fold in (0, 1))
-
-
-def _fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
-    """The (fold 0, fold 1) UTC offsets in µs of each valid `YYYY-MM-DD HH:MM:SS` local
-    time: per distinct minute when its first and last seconds have the same (a zone's
-    offsets change at its transitions only), else per second."""
-    minutes = pc.dictionary_encode(pc.utf8_slice_codeunits(keys, 0, 16))
-    per_minute = np.zeros((len(minutes.dictionary), 2), np.int64)
-    whole = np.zeros(len(minutes.dictionary), bool)
-    for j, m in enumerate(minutes.dictionary.to_pylist()):
-        try:
-            first = datetime(int(m[:4]), int(m[5:7]), int(m[8:10]), int(m[11:13]),
-                             int(m[14:16]))
-        except (ValueError, TypeError):
-            continue
-        a, b = _offsets(first, tz), _offsets(first.replace(second=59), tz)
-        if a == b:
-            per_minute[j], whole[j] = a, True
-    at = minutes.indices.to_numpy(zero_copy_only=False)
-    offs = per_minute[at]
-    for i in np.flatnonzero(valid & ~whole[at]):
-        v = keys[int(i)].as_py()
-        offs[i] = _offsets(datetime.strptime(v, "%Y-%m-%d %H:%M:%S"), tz)
-    return offs
-
-
 def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
                  ) -> tuple[pa.Array, pa.BooleanArray]:
     """Epoch microseconds of `YYYY-MM-DD HH:MM:SS` local wall times (as written, null where
@@ -543,7 +514,7 @@ def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
     as_utc = utc_micros(iso)
     valid = pc.is_valid(as_utc).to_numpy(zero_copy_only=False)
     us = pc.fill_null(as_utc, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    offs = _fold_offsets(keys, valid, tz)
+    offs = fold_offsets(keys, valid, tz)
     idx = enc.indices.to_numpy(zero_copy_only=False)
     lo, ut = us[idx], pc.fill_null(utc, 0).to_numpy(zero_copy_only=False)
     low, high = -int(lwfs_server.MAX_SKEW_S * 1e6), int((1.0 + lwfs_server.MAX_SKEW_S) * 1e6)

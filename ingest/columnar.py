@@ -16,7 +16,9 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +27,7 @@ import pyarrow.compute as pc
 from lassi.core.schemas import schema_of
 from lassi.core.textio import open_bytes
 
+_US = timedelta(microseconds=1)
 BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
 UTC_RE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
           r"(?:\.[0-9]{3}|\.[0-9]{6})?Z$")
@@ -134,6 +137,36 @@ def _utc_micros(text: pa.Array) -> pa.Array:
     frac = when(pc.and_(ok, pc.greater(digits, 0)), frac, "0")
     sub = pc.multiply(pc.cast(frac, pa.int64()), scale)
     return when(ok, pc.add(secs.cast(pa.int64()), sub), pa.scalar(None, pa.int64()))
+
+
+def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:
+    """The UTC offsets (µs) of a local wall time, fold 0 and fold 1."""
+    return tuple((t.replace(fold=fold, tzinfo=tz).utcoffset() or timedelta(0)) // _US
+                 for fold in (0, 1))
+
+
+def fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
+    """The (fold 0, fold 1) UTC offsets in µs of each valid `YYYY-MM-DD HH:MM:SS` local
+    time: per distinct minute when its first and last seconds have the same (a zone's
+    offsets change at its transitions only), else per second."""
+    minutes = pc.dictionary_encode(pc.utf8_slice_codeunits(keys, 0, 16))
+    per_minute = np.zeros((len(minutes.dictionary), 2), np.int64)
+    whole = np.zeros(len(minutes.dictionary), bool)
+    for j, m in enumerate(minutes.dictionary.to_pylist()):
+        try:
+            first = datetime(int(m[:4]), int(m[5:7]), int(m[8:10]), int(m[11:13]),
+                             int(m[14:16]))
+        except (ValueError, TypeError):
+            continue
+        a, b = _offsets(first, tz), _offsets(first.replace(second=59), tz)
+        if a == b:
+            per_minute[j], whole[j] = a, True
+    at = minutes.indices.to_numpy(zero_copy_only=False)
+    offs = per_minute[at]
+    for i in np.flatnonzero(valid & ~whole[at]):
+        v = keys[int(i)].as_py()
+        offs[i] = _offsets(datetime.strptime(v, "%Y-%m-%d %H:%M:%S"), tz)
+    return offs
 
 
 def utc_day(micros: pa.Array) -> pa.Array:

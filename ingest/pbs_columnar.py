@@ -18,20 +18,20 @@ run outside the GIL.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.alps import read_lines, to_utc, unreadable
-from lassi.ingest.columnar import NotFast, all_of, line_blocks, matches, when
-from lassi.ingest.pbs import _PBS_DEFAULT_PROJECT, SOURCE, _header_time, record
+from lassi.ingest.alps import read_lines, unreadable
+from lassi.ingest.columnar import NotFast, all_of, fold_offsets, line_blocks, matches, when
+from lassi.ingest.pbs import _PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.frames import arrow_type
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -53,7 +53,7 @@ _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
 _FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
 _THREADS = 2                               # blocks read at once
-_EPOCH0 = dt.datetime(1970, 1, 1)
+_STAMP = "%m/%d/%Y %H:%M:%S"
 _INT32_MAX = 2**31 - 1
 
 
@@ -284,18 +284,21 @@ def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:
 
 
 def _header_micros(stamps: pa.Array, tz: str) -> pa.Array:
-    """UTC epoch microseconds of `MM/DD/YYYY HH:MM:SS` local in `tz`, read by pbs itself
-    once per distinct text; null where that fails."""
+    """UTC epoch microseconds of `MM/DD/YYYY HH:MM:SS` local in `tz` (pbs.to_utc: fold 0),
+    each distinct text read once; null where it names no real time or a year outside
+    1900-2200 (the line parser reads those)."""
     enc = pc.dictionary_encode(stamps)
-    out = []
-    for s in enc.dictionary.to_pylist():
-        try:
-            t = to_utc(_header_time(s), tz)
-        except (ValueError, OverflowError):
-            out.append(None)
-            continue
-        out.append((t - _EPOCH0) // dt.timedelta(microseconds=1))
-    return pc.take(pa.array(out, pa.int64()), enc.indices)
+    keys = enc.dictionary
+    secs = pc.strptime(keys, format=_STAMP, unit="s", error_is_null=True)
+    year = pc.year(secs)
+    ok = all_of(pc.equal(pc.strftime(secs, format=_STAMP), keys),   # Arrow normalises
+                pc.greater_equal(year, 1900), pc.less_equal(year, 2200))
+    valid = np.asarray(ok)
+    micros = np.asarray(pc.fill_null(secs.cast(pa.int64()), 0)) * 1_000_000
+    if tz != "UTC":
+        wall = pc.fill_null(pc.strftime(secs, format="%Y-%m-%d %H:%M:%S"), "1970-01-01 00:00:00")
+        micros = micros - fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
+    return pc.take(pa.array(micros, pa.int64(), mask=~valid), enc.indices)
 
 
 def _attributes(tok: _Tokens, first: pa.Array, n: int

@@ -135,6 +135,21 @@ def test_tz_and_pairing_across_files_and_blocks(tmp_path, monkeypatch):
         both([one, two], tz="America/Chicago")
 
 
+def test_record_times_at_daylight_saving_changes(tmp_path):
+    """Header times are local: in a spring gap, a repeated autumn hour, a minute of each
+    side of both changes and an impossible second, read as the line parser reads them."""
+    stamps = ["03/12/2017 01:59:59", "03/12/2017 02:00:00", "03/12/2017 02:30:00",
+              "03/12/2017 03:00:00", "11/05/2017 00:59:59", "11/05/2017 01:00:00",
+              "11/05/2017 01:30:00", "11/05/2017 02:00:00", "03/26/2017 01:30:00",
+              "10/29/2017 01:30:00", "12/31/2017 23:59:60", "01/01/0000 00:00:00",
+              "13/01/2017 00:00:00"]
+    lines = [f"{t};{'SE'[k % 2]};{k}.pbs;user=u{k}" for k, t in enumerate(stamps)]
+    path = _write(tmp_path / "dst", lines)
+    for tz in ("America/Chicago", "Europe/London", "Australia/Lord_Howe", "UTC"):
+        rows, qs = both([path], tz=tz)
+        assert len(rows) == 10 and len(qs) == 3
+
+
 def _random_log(rng: random.Random, n: int) -> list[str]:
     """Random records of a few jobs, with attributes drawn from shapes good and bad."""
     values = {
