@@ -221,32 +221,38 @@ def to_pandas(rows: list[dict]):
 
 
 # --- the ingest contract -------------------------------------------------------------------
-def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str,
-               parse: Callable) -> list[IngestResult]:
-    """Parse every input file of one snapshot source (`parse(path, date, tz)`): `ost_health`
-    rows that replace this source's rows of the snapshots' UTC days (and of `date`)."""
+def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str
+               ) -> list[IngestResult]:
+    """Read every input file of one snapshot source (`snapshot_columnar.read_table`):
+    `ost_health` rows that replace this source's rows of the snapshots' UTC days (and of
+    `date`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from lassi.ingest.snapshot_columnar import read_table, schema
+
     from lassi.core.textio import iter_files
 
     files = list(iter_files(inputs))
     if not files:
         raise IngestError(f"no input files under {' '.join(inputs)}")
     zone = tz or (site.tz(source.replace("-", "_")) if site is not None else "UTC")
-    rows, qs, stats = [], [], ParseStats(source)
+    tables, qs, stats = [], [], ParseStats(source)
     for f in files:
-        r, q, s = parse(f, date, zone)
-        rows += r
+        t, q, s = read_table(f, source, date, zone)
+        tables.append(t)
         qs += q
         stats.add(s)
-    out = [(*[r[c] for c in COLUMNS], r["ts"].date()) for r in rows]
-    days = sorted({r[-1] for r in out} | ({date} if date else set()))
-    tables = [TableRows("ost_health", out, days, SourceRows((source,)))] if days else []
+    rows = pa.concat_tables(tables) if tables else schema().empty_table()
+    rows = rows.append_column("date", pc.cast(rows.column("ts"), pa.date32()))
+    days = sorted(set(pc.unique(rows.column("date")).to_pylist()) | ({date} if date else set()))
+    tables = [TableRows("ost_health", rows, days, SourceRows((source,)))] if days else []
     return [IngestResult(stats, tables, qs)]
 
 
 def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                 ) -> list[IngestResult]:
     """`lassi ingest --source lfs-df`: files/directories of `lfs df` output -> ost_health."""
-    return read_files(site, inputs, date, tz, SOURCE, parse_file)
+    return read_files(site, inputs, date, tz, SOURCE)
 
 
 def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,

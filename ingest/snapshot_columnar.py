@@ -1,0 +1,263 @@
+"""`lfs df` and `lctl dl -t` snapshot files read column-wise (Arrow): the fast path of
+`lassi.ingest.lfs_df` and `lassi.ingest.lctl_dl`.
+
+A file is read here when every line is one this reading computes exactly: a `BEGIN
+<integer epoch>` separator, a blank line, and per source
+- `lfs df`: the `UUID 1K-blocks ... Mounted on` header, a `filesystem summary:` line, a
+  data line `fsname-OSTxxxx_UUID total used avail use% mount[OST:i]` whose kind and index
+  agree with its name, or a `fsname-OSTxxxx_UUID : <status>` line;
+- `lctl dl -t`: a device line `idx status type name uuid refcount [nid]` whose osc/mdc
+  device names its target as the line parser requires;
+and every snapshot is on the ingest's day. Any other file (another unit, a UUID alone on
+its line, a line to quarantine, ...) is read by the line parser, the reference, whole.
+The rows equal the line parser's (tests compare them): the last row of a target repeated
+in one snapshot, and for `lctl dl` the failed-over flags by pytokio's mode rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest import lctl_dl, lfs_df
+from lassi.ingest.columnar import NotFast, all_of, line_blocks, matches, when
+from pyspark.sql.types import StructType
+
+from lassi.core.frames import arrow_table, arrow_type
+from lassi.core.quarantine import ParseStats, Quarantined
+from lassi.core.schemas import schema_of
+
+_TARGET = r"(?P<target>(?P<fs>[A-Za-z0-9_.]+?)-(?P<kind>OST|MDT)(?P<hex>[0-9a-fA-F]{4,8}))"
+_BEGIN = r"^BEGIN +(?P<epoch>[0-9]{1,11}) *$"
+_LFS_HEADER = r"^ *UUID +1K-blocks +.*Mounted"
+_SUMMARY = r"(?i)^ *filesystem[ _]summary:"
+_UUID = rf"^{_TARGET}_UUID$"
+_KIB = r"^[0-9]{1,18}$"
+_PCT = r"^(?:[0-9]{1,15}(?:\.[0-9]{1,15})?|-)%?$"
+_MOUNT = r"^(?P<mount>\S+?)\[(?P<kind2>OST|MDT):(?P<idx>[0-9]{1,9})\]$"
+_STATUS = rf"^ *{_TARGET}_UUID *: *(?P<status>\S.*?) *$"
+_DEVICE_NAME = rf"^{_TARGET}-(?:osc|mdc)(?:-|$)"
+_INT32 = 2**31
+
+
+def schema() -> pa.Schema:
+    """ost_health's columns but `date`, with `frames.arrow_type`'s types."""
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType))
+                      for f in schema_of("ost_health").fields if f.name != "date"])
+
+
+def read_table(path: str | Path, source: str, date: dt.date | None, tz: str
+               ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """One file's ost_health rows (no `date`), quarantine and counts: column-wise when
+    every line allows it, else by the source's line parser."""
+    try:
+        return _fast(Path(path), source, date, tz)
+    except NotFast:
+        parse = lfs_df.parse_file if source == lfs_df.SOURCE else lctl_dl.parse_file
+        rows, qs, stats = parse(path, date, tz)
+        fields = [f for f in schema_of("ost_health").fields if f.name != "date"]
+        table = arrow_table([tuple(r[f.name] for f in fields) for r in rows],
+                            StructType(fields))
+        return table, qs, stats
+
+
+def _fast(path: Path, source: str, date: dt.date | None, tz: str
+          ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    lines = pa.concat_arrays(list(line_blocks(path)) or [pa.array([], pa.string())])
+    try:
+        first_ts = lfs_df.snapshot_time(path, date, tz)
+    except OSError as exc:
+        raise NotFast(str(exc)) from exc
+    n = len(lines)
+    if not pc.all(pc.or_(pc.ascii_is_printable(lines), pc.equal(lines, ""))).as_py():
+        raise NotFast("a line that is not printable ASCII")
+    begin = pc.extract_regex(lines, _BEGIN).flatten()[0]     # null where no BEGIN line
+    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    fields = _Split(lines)
+    if source == lfs_df.SOURCE:
+        rows, used, other = _lfs_df(lines, fields)
+    else:
+        rows, used, other = _lctl_dl(fields)
+    covered = all_of(pc.or_(pc.or_(pc.is_valid(begin), blank), used))
+    if not pc.all(covered).as_py():
+        raise NotFast("a line the line parser reads")
+    ts = _line_times(begin, first_ts)
+    row_idx = np.flatnonzero(np.asarray(rows["_row"]))
+    table = _rows(rows, ts, row_idx, source)
+    if date is not None and len(row_idx):
+        days = pc.cast(table.column("ts"), pa.date32())
+        if not pc.all(pc.equal(days, pa.scalar(date, pa.date32()))).as_py():
+            raise NotFast("a snapshot on another day")
+    table, dup = _last_per_target(table)
+    if source == lctl_dl.SOURCE:
+        table = _failovers(table)
+    stats = ParseStats(source, files=1, lines_read=n, lines_used=n, rows=table.num_rows)
+    if dup:
+        stats.extra["duplicate_targets"] = dup
+    if other:
+        stats.extra["other_devices"] = other
+    return table, [], stats
+
+
+class _Split:
+    """Lines split at runs of spaces (lfs df and lctl dl align their columns), leading and
+    trailing ones dropped."""
+
+    def __init__(self, lines: pa.StringArray) -> None:
+        lists = pc.ascii_split_whitespace(pc.utf8_trim(lines, " "))
+        self.n = pc.list_value_length(lists)
+        self.flat = lists.flatten()
+        self.start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
+
+    def at(self, i: int) -> pa.Array:
+        idx = pc.if_else(pc.greater(self.n, i), pc.add(self.start, i),
+                         pa.scalar(None, pa.int64()))
+        return self.flat.take(idx)
+
+
+def _lfs_df(lines: pa.StringArray, f: _Split) -> tuple[dict[str, pa.Array], pa.Array, int]:
+    """Per line: the row fields (`_row` where a line gives one), which lines are used."""
+    header = matches(lines, _LFS_HEADER)
+    summary = matches(lines, _SUMMARY)
+    uuid = _per_distinct(f.at(0), lambda v: pc.extract_regex(v, _UUID))
+    mount = _per_distinct(f.at(5), lambda v: pc.extract_regex(v, _MOUNT))
+    kind, kind2 = uuid.flatten()[2], mount.flatten()[1]
+    hexes = uuid.flatten()[3]
+    index = _hex_index(hexes)
+    data = all_of(pc.equal(f.n, 6), pc.is_valid(uuid), pc.is_valid(mount),
+                  matches(f.at(1), _KIB), matches(f.at(2), _KIB), matches(f.at(3), _KIB),
+                  matches(f.at(4), _PCT), pc.equal(kind, kind2),
+                  pc.equal(index, pc.cast(mount.flatten()[2], pa.int64())))
+    maybe = pc.indices_nonzero(all_of(pc.invert(data), pc.match_substring(lines, ":")))
+    status = _scatter(pc.extract_regex(lines.take(maybe), _STATUS), maybe, len(lines))
+    is_status = all_of(pc.is_valid(status), pc.invert(data), pc.is_valid(_hex_index(
+        status.flatten()[3])))
+    st = status.flatten()
+    text = pc.utf8_lower(st[4])
+    text = when(pc.starts_with(text, "inactive"), "inactive", text)
+    row = pc.or_(data, is_status)
+    pct = pc.utf8_rtrim(f.at(4), "%")
+    null_i = pa.scalar(None, pa.int64())
+    kib = {name: when(data, pc.cast(when(data, f.at(i), "0"), pa.int64()), null_i)
+           for i, name in ((1, "total_kib"), (2, "used_kib"), (3, "avail_kib"))}
+    pct_v = when(all_of(data, pc.not_equal(pct, "-")),
+                 pc.cast(when(all_of(data, pc.not_equal(pct, "-")), pct, "0"), pa.float64()),
+                 pa.scalar(None, pa.float64()))
+    cols = {"_row": row,
+            "fs": when(data, uuid.flatten()[1], st[1]),
+            "target": when(data, uuid.flatten()[0], st[0]),
+            "kind": when(data, kind, st[2]),
+            "target_index": when(data, index, _hex_index(st[3])),
+            "mount": when(data, mount.flatten()[0], pa.scalar(None, pa.string())),
+            "use_pct": pct_v, "status": when(data, pa.scalar(None, pa.string()), text), **kib}
+    return cols, pc.or_(pc.or_(header, summary), row), 0
+
+
+def _lctl_dl(f: _Split) -> tuple[dict[str, pa.Array], pa.Array, int]:
+    """Per line: the row fields of osc/mdc devices, which lines are used, other devices."""
+    nid = f.at(6)
+    device = all_of(pc.or_(pc.equal(f.n, 6), all_of(pc.equal(f.n, 7),
+                                                    matches(nid, r"^\S+@\S+$"))),
+                    matches(f.at(0), r"^[0-9]+$"), matches(f.at(5), r"^[0-9]+$"))
+    dtype = pc.utf8_lower(f.at(2))
+    client = all_of(device, pc.is_in(dtype, pa.array(["osc", "mdc"])))
+    other = all_of(device, pc.invert(client))
+    name = pc.extract_regex(f.at(3), _DEVICE_NAME)
+    parts = name.flatten()
+    want = when(pc.equal(dtype, "osc"), "OST", "MDT")
+    index = _hex_index(parts[3])
+    row = all_of(client, pc.is_valid(name), pc.equal(parts[2], want), pc.is_valid(index))
+    cols = {"_row": row, "fs": parts[1], "target": parts[0], "kind": parts[2],
+            "target_index": index, "status": f.at(1), "server_nid": nid}
+    return cols, pc.or_(row, other), pc.sum(other).as_py() or 0
+
+
+def _per_distinct(values: pa.Array, fn) -> pa.Array:
+    """fn of each distinct value once (a snapshot file repeats its targets and mounts)."""
+    enc = pc.dictionary_encode(values)
+    return pc.take(fn(enc.dictionary), enc.indices)
+
+
+def _scatter(values: pa.Array, at: pa.Array, n: int) -> pa.Array:
+    """An array of n, values at positions `at`, null elsewhere."""
+    where = np.full(n, -1, np.int64)
+    where[np.asarray(at)] = np.arange(len(at))
+    return values.take(pa.array(where, mask=where < 0))
+
+
+def _hex_index(hexes: pa.Array) -> pa.Array:
+    """int(hex, 16) of each distinct text once (null beyond a 32-bit integer)."""
+    enc = pc.dictionary_encode(hexes)
+    values = [int(h, 16) for h in enc.dictionary.to_pylist()]
+    return pc.take(pa.array([v if v < _INT32 else None for v in values], pa.int64()),
+                   enc.indices)
+
+
+def _line_times(begin: pa.Array, first: dt.datetime) -> np.ndarray:
+    """Each line's snapshot time in epoch microseconds: its last BEGIN's, else `first`."""
+    has = np.asarray(pc.is_valid(begin))
+    epochs = np.asarray(pc.cast(begin.filter(pc.is_valid(begin)), pa.int64())) * 1_000_000
+    first_us = (first - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    times = np.concatenate([[first_us], epochs])
+    return times[np.cumsum(has)]
+
+
+def _rows(cols: dict[str, pa.Array], ts: np.ndarray, idx: np.ndarray, source: str
+          ) -> pa.Table:
+    """The rows' table (ost_health columns but `date`)."""
+    take = pa.array(idx)
+    arrays = []
+    for field in schema():
+        if field.name == "source":
+            arrays.append(pa.array(np.full(len(idx), source, object), pa.string()))
+        elif field.name == "ts":
+            arrays.append(pa.array(ts[idx]).cast(pa.timestamp("us"))
+                          .cast(pa.timestamp("us", tz="UTC")))
+        elif field.name in cols:
+            arrays.append(cols[field.name].take(take).cast(field.type))
+        else:
+            arrays.append(pa.nulls(len(idx), field.type))
+    return pa.Table.from_arrays(arrays, schema=schema())
+
+
+def _last_per_target(table: pa.Table) -> tuple[pa.Table, int]:
+    """Per snapshot and target its last row, at its first row's place (the line parser's
+    dict of targets per snapshot time); and how many rows were replaced."""
+    target = pc.dictionary_encode(table.column("target")).combine_chunks().indices
+    df = pd.DataFrame({"ts": np.asarray(table.column("ts").cast(pa.int64())),
+                       "target": np.asarray(target), "i": np.arange(table.num_rows)})
+    per_target = df.groupby(["ts", "target"], sort=False)["i"]
+    place, last = per_target.transform("min").to_numpy(), per_target.transform("max").to_numpy()
+    snapshot = df.groupby("ts", sort=False)["i"].transform("min").to_numpy()
+    keep = np.flatnonzero(df["i"].to_numpy() == last)
+    order = keep[np.lexsort((place[keep], snapshot[keep]))]
+    return table.take(pa.array(order)), table.num_rows - len(keep)
+
+
+def _failovers(table: pa.Table) -> pa.Table:
+    """lctl_dl.flag_failovers: per snapshot and file system, OSTs of a server whose OST
+    count is not the mode (ties: the count seen first) are failed over; MDTs null."""
+    df = pd.DataFrame({"ts": np.asarray(table.column("ts").cast(pa.int64())),
+                       "fs": table.column("fs").to_pandas(),
+                       "ost": np.asarray(pc.equal(table.column("kind"), "OST")),
+                       "ip": pc.list_element(pc.split_pattern(table.column("server_nid"), "@",
+                                                              max_splits=1), 0).to_pandas()})
+    df["pos"] = np.arange(len(df))
+    osts = df[df["ost"] & df["ip"].notna()]
+    counts = (osts.groupby(["ts", "fs", "ip"], sort=False)
+              .agg(n=("pos", "size"), first=("pos", "min")).reset_index())
+    hist = (counts.groupby(["ts", "fs", "n"], sort=False)
+            .agg(freq=("first", "size"), seen=("first", "min")).reset_index())
+    mode = (hist.sort_values(["freq", "seen"], ascending=[False, True])
+            .drop_duplicates(["ts", "fs"])[["ts", "fs", "n"]].rename(columns={"n": "mode"}))
+    counts = counts.merge(mode, on=["ts", "fs"])
+    flagged = df.merge(counts[["ts", "fs", "ip", "n", "mode"]], on=["ts", "fs", "ip"],
+                       how="left").sort_values("pos")
+    value = (flagged["n"] != flagged["mode"]).to_numpy()
+    valid = (df["ost"] & df["ip"].notna()).to_numpy()
+    col = pa.array(value, pa.bool_(), mask=~valid)
+    return table.set_column(table.schema.get_field_index("failed_over"), "failed_over", col)

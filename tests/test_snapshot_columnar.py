@@ -1,0 +1,116 @@
+"""`lfs df` and `lctl dl -t` files read column-wise (`snapshot_columnar.read_table`)
+against their line parsers, the reference: the same rows in the same order, quarantine
+and counts; on files the fast path takes, on files it must leave to the line parser, on
+random snapshots and on the fuzz cases of the real samples (../shared, skipped when
+absent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+import pytest
+from lassi.ingest import lctl_dl, lfs_df, snapshot_columnar
+from lassi.ingest.columnar import NotFast
+
+from tests.test_fuzz_ingest import SEED, _clean_bytes, mutations, realdata_or_none  # noqa: F401
+from tests.test_ost_health import LCTL, LFS_DF
+
+DAY = dt.date(2017, 3, 20)
+PARSERS = {"lfs-df": lfs_df.parse_file, "lctl-dl": lctl_dl.parse_file}
+
+
+def _plain(row: dict) -> dict:
+    return {k: v.replace(tzinfo=None) if isinstance(v, dt.datetime) else v
+            for k, v in row.items()}
+
+
+def same(path: Path, source: str, date: dt.date | None = None, tz: str = "UTC") -> bool:
+    """Asserts read_table equals the line parser; True when the fast path took the file."""
+    rows, qs, st = PARSERS[source](path, date, tz)
+    table, qs2, st2 = snapshot_columnar.read_table(path, source, date, tz)
+    assert [_plain(r) for r in table.to_pylist()] == [
+        {c: r[c] for c in table.column_names} for r in rows]
+    assert [(q.line_no, q.raw, q.reason) for q in qs2] == [(q.line_no, q.raw, q.reason)
+                                                           for q in qs]
+    assert st2 == st
+    try:
+        snapshot_columnar._fast(path, source, date, tz)
+    except NotFast:
+        return False
+    return True
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+LFS_CLEAN = "\n".join(line for line in LFS_DF.splitlines() if "junk" not in line) + "\n"
+LCTL_CLEAN = "\n".join(line for line in LCTL.splitlines() if "garbage" not in line) + "\n"
+
+
+@pytest.mark.parametrize(("source", "text", "fast"), [
+    ("lfs-df", LFS_CLEAN, True),
+    ("lfs-df", LFS_CLEAN + LFS_CLEAN.replace("1489975200", "1489975260"), True),
+    # a target twice in one snapshot, a BEGIN repeated later: the last row, first place
+    ("lfs-df", LFS_CLEAN + LFS_CLEAN.replace("7000  70%", "7100  71%"), True),
+    ("lfs-df", LFS_CLEAN.replace("\nfsx", "\n  fsx").replace("\nUUID", "\n UUID"), True),
+    ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200\n", ""), True),      # the name's time
+    ("lfs-df", LFS_CLEAN.replace(": inactive device", ": Inactive device (read-only)"), True),
+    ("lfs-df", LFS_DF, False),                                        # a junk line
+    ("lfs-df", LFS_CLEAN.replace("1K-blocks", "Inodes"), False),
+    ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200", "BEGIN 1489975200.5"), False),
+    ("lfs-df", LFS_CLEAN.replace("[OST:1]", "[OST:7]"), False),
+    ("lfs-df", LFS_CLEAN.replace("fsx-OST0002_UUID  ", "fsx-OST0002_UUID\n  "), False),
+    ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200", "BEGIN 1490054400"), False),  # next day
+    ("lctl-dl", LCTL_CLEAN, True),
+    ("lctl-dl", "BEGIN 1489975200\n" + LCTL_CLEAN + "BEGIN 1489975260\n"
+     + LCTL_CLEAN.replace("10.0.0.12", "10.0.0.11") + LCTL_CLEAN, True),
+    ("lctl-dl", LCTL_CLEAN.replace("10.0.0.14@o2ib", ""), True),          # no NID
+    ("lctl-dl", LCTL, False),
+    ("lctl-dl", LCTL_CLEAN.replace("fsx-OST0001-osc", "fsx-MDT0001-osc"), False),
+    ("lctl-dl", LCTL_CLEAN.replace("10.0.0.11@o2ib", "10.0.0.11"), False),
+])
+def test_files_match_the_line_parser(tmp_path, source, text, fast):
+    path = _write(tmp_path, "2017-03-20T02:00:00.txt", text)
+    assert same(path, source, DAY) is fast
+    assert same(path, source, None, tz="Europe/Berlin") is (fast or "1490054400" in text)
+
+
+def _random_lctl(rng: random.Random) -> str:
+    """Snapshots of OSCs over a few servers, some moved (failovers, count ties)."""
+    out = []
+    for k in range(rng.randrange(1, 5)):
+        out.append(f"BEGIN {1489975200 + 60 * rng.randrange(3)}")
+        for i in range(rng.randrange(1, 12)):
+            server = rng.choice([i // 2, i // 2, i // 3, 7])
+            nid = f" 10.0.0.{server}@o2ib" if rng.random() > 0.1 else ""
+            kind, dev = rng.choice([("OST", "osc")] * 4 + [("MDT", "mdc")])
+            out.append(f"{i:3d} UP {dev} fs{k % 2}-{kind}{rng.randrange(6):04x}-{dev}-ff "
+                       f"abc 5{nid}")
+    return "\n".join(out) + "\n"
+
+
+def test_random_lctl_snapshots_match(tmp_path):
+    rng = random.Random(SEED)
+    for k in range(40):
+        assert same(_write(tmp_path, f"r{k}.txt", _random_lctl(rng)), "lctl-dl")
+
+
+@pytest.mark.parametrize("source", ["lfs-df", "lctl-dl"])
+def test_fuzzed_real_samples_match(realdata_or_none, tmp_path, source):  # noqa: F811
+    clean = _clean_bytes(source, realdata_or_none)
+    path = tmp_path / "clean.txt"
+    path.write_bytes(clean)
+    assert same(path, source)
+    for k, (case, data, suffix) in enumerate(mutations(clean, random.Random(SEED))):
+        path = tmp_path / f"case{k}{suffix}"
+        path.write_bytes(data)
+        try:
+            same(path, source)
+        except AssertionError as exc:
+            raise AssertionError(f"case {case!r}") from exc
