@@ -70,17 +70,19 @@ def _slurm(line: str, k: int) -> str:
 
 
 def _snapshots(text: str, n: int) -> str:
-    """`BEGIN <epoch>` blocks repeated n times, each copy a minute later."""
-    out = []
-    for k in range(n):
-        for block in text.split("BEGIN ")[1:]:
-            stamp, rest = block.split("\n", 1)
-            out.append(f"BEGIN {int(stamp) + 60 * k}\n{rest}")
-    return "".join(out)
+    """`BEGIN <epoch>` blocks repeated n times, each copy a minute later (less when n
+    copies of a minute would reach the next snapshot: all stay distinct, on the day)."""
+    blocks = [b.split("\n", 1) for b in text.split("BEGIN ")[1:]]
+    stamps = sorted(int(stamp) for stamp, _ in blocks)
+    span = min([b - a for a, b in zip(stamps, stamps[1:], strict=False)] or [86_400])
+    step = min(60, span // n)
+    return "".join(f"BEGIN {int(stamp) + step * k}\n{rest}"
+                   for k in range(n) for stamp, rest in blocks)
 
 
-def make_inputs(copies: int) -> dict[str, Path]:
-    """Per source, its site-scale file (written once into bench/cache)."""
+def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
+    """Per source (`only` these when given), its site-scale file (written once into
+    bench/cache)."""
     raw = raw_day("archer", 1024, fresh=False)
     day = DATE["archer"]
     src = {"pbs": raw / "pbs" / day.strftime("%Y%m%d"),
@@ -90,6 +92,8 @@ def make_inputs(copies: int) -> dict[str, Path]:
     sample = _realdata() / SLURM_SAMPLE
     out = {}
     for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
+        if only and source not in only:
+            continue
         target = OUT / f"x{copies}-v2" / source / path.name      # v2: PBS hosts and times vary
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -124,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     print(f"{'source':<8} {'lines':>9} {'rows':>9} {'warm s':>7} {'driver CPU s':>12} "
           f"{'lines/s':>9} {'per core':>9}  target {TARGET:,}/core", flush=True)
-    for source, path in make_inputs(args.copies).items():
-        if args.sources and source not in args.sources:
-            continue
+    for source, path in make_inputs(args.copies, args.sources).items():
         for _ in range(2):                     # the second pass is the warm one
             shutil.rmtree(scratch, ignore_errors=True)
             wh = Warehouse(spark, str(scratch))

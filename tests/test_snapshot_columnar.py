@@ -66,8 +66,10 @@ LCTL_CLEAN = "\n".join(line for line in LCTL.splitlines() if "garbage" not in li
     ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200", "BEGIN 1489975200.5"), False),
     ("lfs-df", LFS_CLEAN.replace("[OST:1]", "[OST:7]"), False),
     ("lfs-df", LFS_CLEAN.replace("fsx-OST0002_UUID  ", "fsx-OST0002_UUID\n  "), False),
-    ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200", "BEGIN 1490054400"), False),  # next day
+    ("lfs-df", LFS_CLEAN.replace("BEGIN 1489975200", "BEGIN 1490054400"), True),  # next day
+    ("lfs-df", LFS_CLEAN + LFS_CLEAN.replace("1489975200", "1490054400"), True),  # a day each
     ("lctl-dl", LCTL_CLEAN, True),
+    ("lctl-dl", "BEGIN 1490054399\n" + LCTL_CLEAN + "BEGIN 1490054400\n" + LCTL_CLEAN, True),
     ("lctl-dl", "BEGIN 1489975200\n" + LCTL_CLEAN + "BEGIN 1489975260\n"
      + LCTL_CLEAN.replace("10.0.0.12", "10.0.0.11") + LCTL_CLEAN, True),
     ("lctl-dl", LCTL_CLEAN.replace("10.0.0.14@o2ib", ""), True),          # no NID
