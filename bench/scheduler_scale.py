@@ -9,10 +9,11 @@ month, an `lfs df` of thousands of OSTs every minute. Here each is made about 20
 long from real-looking lines:
 - PBS and ALPS: the cached 1,024-node ARCHER day's files (bench/ingest_rates.py), 100
   copies whose job ids and apids carry the copy's number (PBS host names and record
-  seconds too);
+  seconds, ALPS launch commands too: see `_pbs_alps`);
 - Slurm: the XDMoD sacct sample of ../shared/realdata (4,285 lines), 40 copies with
   numbered job ids (skipped when ../shared is absent);
-- `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart.
+- `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart
+  (`--copies 1440`: a day of them at one a minute, ~1 M lines).
 Each is ingested through `ingest_source` twice in one `local[2]` session into a scratch
 warehouse; the warm pass is printed: wall seconds, lines/s per core (wall x 2 cores), and
 the driver's CPU seconds (these sources parse on the driver, one core).
@@ -42,6 +43,7 @@ SLURM_SAMPLE = "scheduler/xdmod_shredder/referencedata_phillips_sacct.log"
 _PBS_ID = re.compile(r"(\d+)\.sdb")
 _APID = re.compile(r"apid=(\d+)")
 _NID = re.compile(r"nid(\d{5})")
+_CMD = re.compile(r'cmd_line="([^"]*)"')
 _PBS_SECOND = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:)(\d\d)")
 
 
@@ -56,11 +58,13 @@ def _copies(lines: list[str], n: int, renumber) -> list[str]:
 
 def _pbs_alps(line: str, k: int) -> str:
     """Copy k of a line: its own job ids and apids; in PBS lines its own host names and
-    record seconds too (a site's jobs run on other nodes at other times: the column-wise
-    PBS reading converts each distinct record time and exec_host once)."""
+    record seconds, in ALPS lines its own launch commands (a site's jobs run on other
+    nodes at other times with other arguments: the column-wise readings convert each
+    distinct PBS record time and exec_host, and read each distinct command, once)."""
     line = _PBS_ID.sub(lambda m: f"{m.group(1)}{k:03d}.sdb", line)
     line = _NID.sub(lambda m: f"nid{k:03d}{m.group(1)}", line)
     line = _PBS_SECOND.sub(lambda m: f"{m.group(1)}{(int(m.group(2)) + k) % 60:02d}", line)
+    line = _CMD.sub(lambda m: f'cmd_line="{m.group(1)} run{k:03d}"', line)
     return _APID.sub(lambda m: f"apid={m.group(1)}{k:03d}", line)
 
 

@@ -329,6 +329,34 @@ def _unescape(msg: str, j: int) -> tuple[str, int]:
     return "".join(out), j
 
 
+def record(line: str, tz: str) -> tuple[str, tuple | None]:
+    """One line read alone: ("ignored" | "other_apsys", None), or ("Starting" |
+    "Finishing", (time, items, a Starting's nodes and stated count)); ValueError (the
+    quarantine reason) when it is an apsys line that does not parse."""
+    head = _SYSLOG.match(line)
+    if not line.strip() or head is None or head.group("tag") != "apsys":
+        return "ignored", None
+    m = _APSYS.fullmatch(line)
+    if m is None:
+        raise ValueError("apsys line without `<pid> - -` and a message")
+    when = parse_time(m.group("ts"), tz)
+    if when is None:
+        raise ValueError(f"no timestamp: {m.group('ts')!r}")
+    kv, words = split_message(m.group("msg"))
+    apid = kv.get("apid", "")
+    if not apid.isdigit():
+        raise ValueError(f"apsys message without a numeric apid: {apid!r}")
+    kind = next((w for w in words if w in ("Starting", "Finishing")), None)
+    if kind is None:
+        return "other_apsys", None
+    fields = None
+    if kind == "Starting":
+        if not kv.get("batch_id"):
+            raise ValueError(f"Starting without batch_id for apid {apid}")
+        fields = _start_fields(kv)       # now, so a bad Starting is quarantined on its line
+    return kind, (when, kv, fields)
+
+
 @dataclass
 class _Event:
     kind: str  # Starting | Finishing
@@ -368,34 +396,16 @@ class _State:
                 self.reject(file, line_no, line, str(exc))
 
     def _line(self, line: str, file: str, line_no: int) -> None:
-        head = _SYSLOG.match(line)
-        if not line.strip() or head is None or head.group("tag") != "apsys":
+        kind, event = record(line, self.tz)
+        if event is None:
             self.stats.lines_used += 1
-            self.bump("ignored")
+            self.bump(kind)
             return
-        m = _APSYS.fullmatch(line)
-        if m is None:
-            raise ValueError("apsys line without `<pid> - -` and a message")
-        when = parse_time(m.group("ts"), self.tz)
-        if when is None:
-            raise ValueError(f"no timestamp: {m.group('ts')!r}")
-        kv, words = split_message(m.group("msg"))
-        apid = kv.get("apid", "")
-        if not apid.isdigit():
-            raise ValueError(f"apsys message without a numeric apid: {apid!r}")
-        kind = next((w for w in words if w in ("Starting", "Finishing")), None)
-        if kind is None:
-            self.stats.lines_used += 1
-            self.bump("other_apsys")
-            return
+        when, kv, fields = event
+        apid = kv["apid"]
         table = self.starts if kind == "Starting" else self.finishes
         if apid in table:
             raise ValueError(f"second {kind} for apid {apid}")
-        fields = None
-        if kind == "Starting":
-            if not kv.get("batch_id"):
-                raise ValueError(f"Starting without batch_id for apid {apid}")
-            fields = _start_fields(kv)   # now, so a bad Starting is quarantined on its line
         table[apid] = _Event(kind, when, kv, file, line_no, line, fields)
 
     def finish(self) -> tuple[list[dict], list[Quarantined], ParseStats]:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import zlib
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -28,6 +31,8 @@ from lassi.core.schemas import schema_of
 from lassi.core.textio import open_bytes
 
 _US = timedelta(microseconds=1)
+T = TypeVar("T")
+READ_THREADS = 2               # blocks parsed at once by the driver-side column-wise readers
 BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
 UTC_RE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
           r"(?:\.[0-9]{3}|\.[0-9]{6})?Z$")
@@ -85,6 +90,21 @@ def block_lines(data: bytes) -> pa.StringArray:
 def _ends_line(data: bytes) -> bool:
     """True when the bytes end with a line end (the empty piece after it is no line)."""
     return data.endswith((b"\n", b"\r"))
+
+
+def parsed_blocks(path: str | Path, parse: Callable[[pa.StringArray], T],
+                  pool: ThreadPoolExecutor) -> list[T]:
+    """`parse` of each block of the file's lines, in order, READ_THREADS blocks at once
+    (Arrow's kernels run outside the GIL). NotFast when the file cannot be read to its
+    end."""
+    ahead: deque[Future] = deque()
+    out = []
+    for lines in line_blocks(path):
+        ahead.append(pool.submit(parse, lines))
+        if len(ahead) >= READ_THREADS:
+            out.append(ahead.popleft().result())
+    out += [f.result() for f in ahead]
+    return out
 
 
 class Fields:

@@ -18,11 +18,12 @@ run outside the GIL.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -30,7 +31,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.alps import read_lines, unreadable
-from lassi.ingest.columnar import NotFast, all_of, fold_offsets, line_blocks, matches, when
+from lassi.ingest.columnar import (
+    READ_THREADS,
+    NotFast,
+    all_of,
+    fold_offsets,
+    matches,
+    parsed_blocks,
+    when,
+)
 from lassi.ingest.pbs import _PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.frames import arrow_type
@@ -38,6 +47,7 @@ from lassi.core.quarantine import ParseStats, Quarantined
 from lassi.core.schemas import schema_of
 
 # the attributes a row is made of
+T = TypeVar("T")
 KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_status",
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
         "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
@@ -52,7 +62,6 @@ _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
 _FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
-_THREADS = 2                               # blocks read at once
 _STAMP = "%m/%d/%Y %H:%M:%S"
 _INT32_MAX = 2**31 - 1
 
@@ -71,11 +80,7 @@ def _records_schema() -> pa.Schema:
 def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC"
                 ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """`pbs.parse_files` as an Arrow table of app_run's columns (no `date`)."""
-    state = _Parse(tz)
-    with ThreadPoolExecutor(_THREADS) as pool:
-        for path in paths:
-            state.file(path, pool)
-    return state.finish()
+    return _Parse(SOURCE, tz=tz).read(paths)
 
 
 @dataclass
@@ -90,33 +95,66 @@ class _Block:
 
 
 @dataclass
-class _Parse:
-    """Records and counts across the files of one ingest."""
+class FileReads:
+    """The counts and quarantine of a driver-side column-wise reader across the files of
+    one ingest (`source`'s)."""
 
-    tz: str
-    stats: ParseStats = field(default_factory=lambda: ParseStats(source=SOURCE))
+    source: str
+    stats: ParseStats = field(init=False)
     quarantine: list[Quarantined] = field(default_factory=list)
-    records: list[pa.Table] = field(default_factory=list)
-    seq: int = 0
+
+    def __post_init__(self) -> None:
+        self.stats = ParseStats(source=self.source)
 
     def bump(self, key: str, n: int = 1) -> None:
         if n:
             self.stats.extra[key] = self.stats.extra.get(key, 0) + n
 
+    def read(self, paths: Iterable[str | Path]) -> tuple[pa.Table, list[Quarantined],
+                                                         ParseStats]:
+        """Every file read (`file`), then the rows (`finish`)."""
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            for path in paths:
+                self.file(path, pool)
+        return self.finish()
+
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
-        """Read one file's records; a file that cannot be read to its end is read line by
-        line (or quarantined whole when that fails too)."""
+        raise NotImplementedError
+
+    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+        raise NotImplementedError
+
+    def blocks(self, path: str | Path, parse: Callable[[pa.StringArray], T],
+               pool: ThreadPoolExecutor, slow: Callable[[list[str]], T]) -> list[T] | None:
+        """`parse` of each block of the file; a file that cannot be read to its end gives
+        `slow` of all its lines (the line parser's reading), or None when it cannot be
+        read at all (quarantined whole: one pseudo-line)."""
         try:
-            blocks = list(_blocks(line_blocks(path), self.tz, pool))
+            return parsed_blocks(path, parse, pool)
         except NotFast:
-            lines, bad = read_lines(path, SOURCE)
-            if bad is not None:
-                _, qs, st = unreadable(bad)
-                self.stats.add(st)
-                self.quarantine += qs
-                return
-            slow = list(enumerate(lines))
-            blocks = [_Block(len(lines), _records_schema().empty_table(), slow, 0)]
+            lines, bad = read_lines(path, self.source)
+            if bad is None:
+                return [slow(lines)]
+            _, qs, st = unreadable(bad)
+            self.stats.add(st)
+            self.quarantine += qs
+            return None
+
+
+@dataclass
+class _Parse(FileReads):
+    """S and E records across the files of one ingest."""
+
+    tz: str = "UTC"
+    records: list[pa.Table] = field(default_factory=list)
+    seq: int = 0
+
+    def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
+        """Read one file's records."""
+        blocks = self.blocks(path, partial(_fast, tz=self.tz), pool, lambda lines: _Block(
+            len(lines), _records_schema().empty_table(), list(enumerate(lines)), 0))
+        if blocks is None:
+            return
         self.stats.files += 1
         first = 0
         for block in blocks:
@@ -154,18 +192,6 @@ class _Parse:
         self.bump("unfinished", unfinished)
         self.stats.rows = rows.num_rows
         return rows, self.quarantine, self.stats
-
-
-def _blocks(blocks: Iterator[pa.StringArray], tz: str, pool: ThreadPoolExecutor
-            ) -> Iterator[_Block]:
-    """`_fast` of each block, in order, at most _THREADS blocks read ahead."""
-    ahead: deque[Future] = deque()
-    for lines in blocks:
-        ahead.append(pool.submit(_fast, lines, tz))
-        if len(ahead) >= _THREADS:
-            yield ahead.popleft().result()
-    while ahead:
-        yield ahead.popleft().result()
 
 
 def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:

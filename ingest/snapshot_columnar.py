@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import lctl_dl, lfs_df
-from lassi.ingest.columnar import NotFast, all_of, line_blocks, matches, when
+from lassi.ingest.columnar import READ_THREADS, NotFast, all_of, line_blocks, matches, when
 from pyspark.sql.types import StructType
 
 from lassi.core.frames import arrow_table, arrow_type
@@ -43,7 +43,6 @@ _MOUNT = r"^(?P<mount>\S+?)\[(?P<kind2>OST|MDT):(?P<idx>[0-9]{1,9})\]$"
 _STATUS = rf"^ *{_TARGET}_UUID *: *(?P<status>\S.*?) *$"
 _DEVICE_NAME = rf"^{_TARGET}-(?:osc|mdc)(?:-|$)"
 _INT32 = 2**31
-_THREADS = 2                  # pieces of a file read at once (Arrow runs outside the GIL)
 
 
 def schema() -> pa.Schema:
@@ -76,7 +75,7 @@ def _fast(path: Path, source: str, date: dt.date | None, tz: str
         raise NotFast(str(exc)) from exc
     n = len(lines)
     begin = pc.extract_regex(lines, _BEGIN).flatten()[0]     # null where no BEGIN line
-    with ThreadPoolExecutor(_THREADS) as pool:
+    with ThreadPoolExecutor(READ_THREADS) as pool:
         parts = list(pool.map(lambda span: _part_rows(lines, begin, span, first_ts, source),
                               _spans(begin, n)))
     table = pa.concat_tables([t for t, _ in parts])
@@ -114,12 +113,12 @@ def _off_day(table: pa.Table, lines: pa.StringArray, date: dt.date | None, file:
 
 
 def _spans(begin: pa.Array, n: int) -> list[tuple[int, int]]:
-    """The file cut into _THREADS pieces of whole snapshots (each after the first starts
+    """The file cut into READ_THREADS pieces of whole snapshots (each after the first starts
     at a BEGIN line)."""
     starts = np.flatnonzero(np.asarray(pc.is_valid(begin)))
-    cuts = sorted({0, n, *(int(starts[np.searchsorted(starts, n * k // _THREADS)])
-                           for k in range(1, _THREADS)
-                           if np.searchsorted(starts, n * k // _THREADS) < len(starts))})
+    cuts = sorted({0, n, *(int(starts[np.searchsorted(starts, n * k // READ_THREADS)])
+                           for k in range(1, READ_THREADS)
+                           if np.searchsorted(starts, n * k // READ_THREADS) < len(starts))})
     return list(zip(cuts[:-1], cuts[1:], strict=True)) or [(0, n)]
 
 

@@ -180,23 +180,34 @@ def test_random_logs_match_the_line_parser(tmp_path):
         both([_write(tmp_path / f"r{k}", _random_log(rng, 200))])
 
 
-def test_fuzzed_real_sample_matches_the_line_parser(realdata_or_none, tmp_path):  # noqa: F811
-    clean = _clean_bytes("pbs", realdata_or_none)
+def fuzz_matches(source: str, check, realdata: Path | None, tmp_path: Path) -> None:
+    """`check([path])` on every fuzz case of the source's real sample."""
+    clean = _clean_bytes(source, realdata)
     for k, (case, data, suffix) in enumerate(mutations(clean, random.Random(SEED))):
         path = tmp_path / f"case{k}{suffix}"
         path.write_bytes(data)
         try:
-            both([path])
+            check([path])
         except AssertionError as exc:
             raise AssertionError(f"case {case!r}") from exc
 
 
-def test_empty_and_missing_inputs(tmp_path):
+def empty_and_missing(parse_files, check, tmp_path: Path) -> None:
+    """An empty file reads as the line parser reads it; a missing one is one quarantined
+    pseudo-line."""
     empty = tmp_path / "empty"
     empty.write_text("")
-    both([empty])
-    table, qs, st = pbs_columnar.parse_files([tmp_path / "missing"])
+    check([empty])
+    table, qs, st = parse_files([tmp_path / "missing"])
     assert table.num_rows == 0 and st.lines_quarantined == 1 and qs[0].line_no == 0
+
+
+def test_fuzzed_real_sample_matches_the_line_parser(realdata_or_none, tmp_path):  # noqa: F811
+    fuzz_matches("pbs", both, realdata_or_none, tmp_path)
+
+
+def test_empty_and_missing_inputs(tmp_path):
+    empty_and_missing(pbs_columnar.parse_files, both, tmp_path)
 
 
 @pytest.mark.parametrize("data", [b"a\r\nb\rc\n", b"x\xff\xfey\nz", b"\n\n", b"tail\r",

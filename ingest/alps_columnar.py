@@ -1,0 +1,391 @@
+"""Cray ALPS apsys logs read column-wise (Arrow): the fast path of `lassi.ingest.alps`.
+
+A line is read here when it is printable ASCII with single spaces between its syslog
+fields and either is not an apsys line, or is one whose time is ISO-8601 (`.fff` or
+`.ffffff`, an offset, `Z` or none: local in `tz`), whose message splits at `, ` into
+plain items (`key=value`, `key="text"`, `Word`) naming each read key once, with a numeric
+apid, and, for a Starting, a batch_id and a node_list of plain ranges (`8-10,12`). Any
+other line is read by `alps.record`, the line parser's own reading (which also gives the
+quarantine reason), and joins the others as an event of the same form.
+
+Events are then paired as `alps.parse_files` pairs them: the first Starting and the first
+Finishing of an apid (a later one is quarantined), a row per Starting (end None when it
+never finished), a Finishing without Starting quarantined. Nodes are expanded with numpy,
+the launch command is read by `alps.parse_launch` once per distinct command. The rows
+equal the line parser's (tests compare them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest.alps import (
+    SOURCE,
+    _start_fields,
+    parse_launch,
+    record,
+    to_int,
+)
+from lassi.ingest.columnar import (
+    all_of,
+    fold_offsets,
+    matches,
+    utc_micros,
+    when,
+)
+from lassi.ingest.pbs_columnar import FileReads, row_schema
+
+from lassi.core.hostlist import MAX_HOSTS
+from lassi.core.quarantine import ParseStats, Quarantined
+
+KEYS = ("apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list", "exit_code")
+_KEYS = pa.array(KEYS)
+_TS = (r"^(?P<wall>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+       r"(?:\.[0-9]{3}|\.[0-9]{6})?)(?P<off>Z|[+-][0-9]{2}:[0-9]{2})?$")
+_KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
+_ITEM = rf'^(?:{_KEY}=(?:"[^"\\]*"|[^", ]*(?:,[^", ]+)*)|{_WORD})$'
+_NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+_STR = ("kind", "apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list",
+        "exit_code", "raw")
+
+
+def _events_schema() -> pa.Schema:
+    return pa.schema([pa.field("seq", pa.int64()), pa.field("file", pa.int32()),
+                      pa.field("line_no", pa.int64()), pa.field("time", pa.int64()),
+                      *(pa.field(name, pa.string()) for name in _STR)])
+
+
+def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC"
+                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """`alps.parse_files` as an Arrow table of app_run's columns (no `date`)."""
+    return _Parse(SOURCE, tz=tz).read(paths)
+
+
+@dataclass
+class _Block:
+    lines: int
+    events: pa.Table                       # seq: the line's index in the block
+    slow: list[tuple[int, str]]
+    ignored: int
+    other: int
+
+
+@dataclass
+class _Parse(FileReads):
+    """Starting and Finishing events across the files of one ingest."""
+
+    tz: str = "UTC"
+    events: list[pa.Table] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    seq: int = 0
+
+    def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
+        """Read one file's events."""
+        blocks = self.blocks(path, partial(_fast, tz=self.tz), pool, lambda lines: _Block(
+            len(lines), _events_schema().empty_table(), list(enumerate(lines)), 0, 0))
+        if blocks is None:
+            return
+        self.stats.files += 1
+        self.files.append(str(path))
+        first = 0
+        for block in blocks:
+            self._block(block, first)
+            first += block.lines
+
+    def _block(self, block: _Block, first: int) -> None:
+        file, file_idx = self.files[-1], len(self.files) - 1
+        self.stats.lines_read += block.lines
+        self.stats.lines_used += block.ignored + block.other
+        self.bump("ignored", block.ignored)
+        self.bump("other_apsys", block.other)
+        rows = []
+        for i, line in block.slow:
+            try:
+                kind, event = record(line, self.tz)
+            except ValueError as exc:
+                self._reject(file, first + i + 1, line, str(exc))
+                continue
+            if event is None:
+                self.stats.lines_used += 1
+                self.bump(kind)
+                continue
+            when_, kv, _ = event
+            rows.append([self.seq + i, file_idx, first + i + 1,
+                         (when_ - _EPOCH) // _US, kind, *(kv.get(k) for k in _STR[1:-1]),
+                         line])
+        ev = block.events
+        ev = ev.set_column(0, "seq", pc.add(ev.column("seq"), self.seq))
+        ev = ev.set_column(1, "file", pa.array(np.full(ev.num_rows, file_idx, np.int32)))
+        ev = ev.set_column(2, "line_no", pc.add(ev.column("line_no"), first))
+        self.events.append(ev)
+        if rows:
+            self.events.append(pa.Table.from_pylist(
+                [dict(zip(_events_schema().names, r, strict=True)) for r in rows],
+                schema=_events_schema()))
+        self.seq += block.lines
+
+    def _reject(self, file: str, line_no: int, raw: str, reason: str) -> None:
+        self.stats.lines_quarantined += 1
+        self.quarantine.append(Quarantined(SOURCE, file, line_no, raw, reason))
+
+    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+        """Pair the events; a second Starting or Finishing of an apid and a Finishing
+        without Starting are quarantined."""
+        events = (pa.concat_tables(self.events) if self.events
+                  else _events_schema().empty_table()).combine_chunks()
+        events = events.take(pc.sort_indices(events.column("seq")))
+        df = events.drop_columns(["raw"]).to_pandas()
+        df["pos"] = np.arange(len(df))
+        later = df.duplicated(["kind", "apid"], keep="first").to_numpy()
+        for i in np.flatnonzero(later):
+            self._reject_event(events, int(i), f"second {df['kind'].iat[i]} for apid "
+                                                f"{df['apid'].iat[i]}")
+        first = df[~later]
+        starts = first[first["kind"] == "Starting"]
+        ends = first[first["kind"] == "Finishing"].set_index("apid")
+        orphan = ~ends.index.isin(starts["apid"])
+        for i in ends["pos"].to_numpy()[orphan]:
+            self._reject_event(events, int(i), f"Finishing without Starting for apid "
+                                                f"{df['apid'].iat[i]}")
+        end = starts["apid"].map(ends["time"])
+        exit_code = starts["apid"].map(ends["exit_code"])
+        finished = end.notna().to_numpy()
+        self.stats.lines_used += len(starts) + int(finished.sum())
+        self.bump("unfinished", int((~finished).sum()))
+        rows, mismatch = _rows(starts, end, exit_code, finished)
+        self.bump("node_count_mismatch", mismatch)
+        self.stats.rows = rows.num_rows
+        return rows, self.quarantine, self.stats
+
+    def _reject_event(self, events: pa.Table, i: int, reason: str) -> None:
+        self._reject(self.files[events.column("file")[i].as_py()],
+                     events.column("line_no")[i].as_py(), events.column("raw")[i].as_py(),
+                     reason)
+
+
+# --- rows -------------------------------------------------------------------------------
+def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: np.ndarray
+          ) -> tuple[pa.Table, int]:
+    """app_run rows of the Startings (alps._row), and how many state another node count
+    than they list."""
+    n = len(starts)
+    nodes = _nodes(starts["node_list"])
+    listed = np.asarray(pc.is_valid(nodes))
+    length = np.asarray(pc.fill_null(pc.list_value_length(nodes), 0))
+    stated = _ints(starts["num_nodes"])
+    known = stated.notna().to_numpy()
+    said = stated.fillna(0).to_numpy().astype(np.int64)
+    n_nodes = pa.array(np.where(listed, length, said), pa.int64(), mask=~listed & ~known)
+    mismatch = int((listed & known & (said != length)).sum())
+    commands = starts["cmd_line"]
+    launch = {c: parse_launch(c) for c in commands.dropna().unique()}
+    exe = [launch[c][0] if isinstance(c, str) else None for c in commands]
+    procs = [launch[c][1] if isinstance(c, str) else None for c in commands]
+    exits = _ints(exit_code.where(pd.Series(finished, index=exit_code.index)))
+    cols = {
+        "app_id": pa.array(starts["apid"], pa.string()),
+        "job_id": pa.array(starts["batch_id"], pa.string()),
+        "user": pa.array(starts["user"], pa.string()),
+        "project": pa.nulls(n, pa.string()), "job_name": pa.nulls(n, pa.string()),
+        "exe": pa.array(exe, pa.string()), "command": pa.array(commands, pa.string()),
+        "nodes": nodes, "n_nodes": n_nodes.cast(pa.int32()),
+        "n_procs": pa.array(procs, pa.int32()),
+        "start": _timestamps(starts["time"].to_numpy(), np.ones(n, bool)),
+        "end": _timestamps(end.fillna(0).to_numpy().astype(np.int64), finished),
+        "exit_status": pa.array(exits, pa.int32(), from_pandas=True),
+        "source": pa.array(np.full(n, SOURCE, object), pa.string()),
+    }
+    table = pa.Table.from_arrays([cols[f.name] for f in row_schema()], schema=row_schema())
+    return table, mismatch
+
+
+def _timestamps(micros: np.ndarray, valid: np.ndarray) -> pa.Array:
+    return pa.array(micros, pa.int64(), mask=~valid).cast(pa.timestamp("us")).cast(
+        pa.timestamp("us", tz="UTC"))
+
+
+def _ints(values: pd.Series) -> pd.Series:
+    """alps.to_int of each distinct value once (None stays None)."""
+    distinct = {v: to_int(v) for v in values.dropna().unique()}
+    return values.map(lambda v: distinct.get(v) if isinstance(v, str) else None).astype(
+        "Int64")
+
+
+def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The values of `text` that are plain nid ranges (`8-10,12`): their positions, and
+    per range its owner (a position), low and high ends."""
+    rows = np.flatnonzero(np.asarray(matches(text, _NIDS)))
+    items = pc.split_pattern(text.take(pa.array(rows)), ",")
+    owner = rows[np.asarray(pc.list_parent_indices(items))]
+    bounds = pc.split_pattern(items.flatten(), "-")
+    lo = np.asarray(pc.cast(_item(bounds, 0), pa.int64()))
+    hi = np.asarray(pc.cast(pc.coalesce(_item(bounds, 1), _item(bounds, 0)), pa.int64()))
+    return rows, owner, lo, hi
+
+
+def _bad_ranges(text: pa.Array) -> np.ndarray:
+    """Where plain nid ranges would make expand_nid_ranges raise (a descending range, more
+    than MAX_HOSTS names)."""
+    _, owner, lo, hi = _ranges(text)
+    bad = np.zeros(len(text), bool)
+    bad[owner[hi < lo]] = True
+    bad |= np.bincount(owner, weights=np.maximum(hi - lo + 1, 0), minlength=len(text)) \
+        > MAX_HOSTS
+    return bad
+
+
+def _nodes(node_list: pd.Series) -> pa.Array:
+    """Each value's distinct nodes in order (null when empty or absent; alps._start_fields):
+    plain ranges expanded with numpy, others by the line parser's reading."""
+    text = pa.array(node_list, pa.string())
+    n = len(text)
+    rows, owner, lo, hi = _ranges(text)
+    size = hi - lo + 1
+    values = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) \
+        + np.repeat(lo, size)
+    who = np.repeat(owner, size)
+    keep = ~pd.Series(who * (values.max(initial=0) + 1) + values).duplicated().to_numpy()
+    values, who = values[keep], who[keep]
+    uniq, inverse = np.unique(values, return_inverse=True)
+    names = pa.array([f"nid{v:05d}" for v in uniq.tolist()], pa.string()).take(
+        pa.array(inverse.astype(np.int64)))
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(np.bincount(who, minlength=n), out=offsets[1:])
+    plain = np.zeros(n, bool)
+    plain[rows] = True
+    nodes = pa.ListArray.from_arrays(pa.array(offsets), names, mask=pa.array(~plain))
+    others = np.flatnonzero(~plain & np.asarray(all_of(pc.is_valid(text),
+                                                       pc.not_equal(text, ""))))
+    if len(others):                       # not plain ranges: the line parser's reading
+        listed = nodes.to_pylist()
+        for i in others:
+            listed[i] = _start_fields({"node_list": node_list.iat[i]})[0]
+        nodes = pa.array(listed, pa.list_(pa.string()))
+    return nodes
+
+
+# --- one block, column-wise -------------------------------------------------------------
+def _item(lists: pa.Array, i: int) -> pa.Array:
+    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
+    idx = pc.if_else(pc.greater(pc.list_value_length(lists), i), pc.add(start, i),
+                     pa.scalar(None, pa.int64()))
+    return lists.flatten().take(idx)
+
+
+def _fast(lines: pa.StringArray, tz: str) -> _Block:
+    n = len(lines)
+    printable = pc.or_(pc.ascii_is_printable(lines), pc.equal(lines, ""))
+    parts = pc.split_pattern(lines, " ", max_splits=6)
+    count = pc.list_value_length(parts)
+    tok = [_item(parts, i) for i in range(7)]
+    full = [pc.fill_null(pc.not_equal(t, ""), False) for t in tok]
+    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    ignored = all_of(printable, _any(
+        blank, pc.less(count, 3), pc.invert(full[0]),
+        all_of(full[1], full[2], pc.invert(pc.fill_null(pc.starts_with(tok[2], "apsys"),
+                                                         False)))))
+    apsys = all_of(printable, pc.invert(ignored), pc.equal(count, 7), *full[:6],
+                   pc.equal(tok[2], "apsys"))
+    time, time_ok = _times(tok[0], tz)
+    kv, words_kind, items_ok = _message(tok[6], n)
+    apid = kv["apid"]
+    ok = all_of(apsys, time_ok, items_ok, matches(apid, r"^[0-9]+$"))
+    other = all_of(ok, pc.is_null(words_kind))
+    starting = all_of(ok, pc.equal(words_kind, "Starting"))
+    nodes = kv["node_list"]
+    start_ok = all_of(pc.fill_null(pc.not_equal(kv["batch_id"], ""), False),
+                      pc.or_(pc.is_null(kv["num_nodes"]), matches(kv["num_nodes"], r"^[0-9]+$")),
+                      pc.or_(pc.fill_null(pc.equal(nodes, ""), True), matches(nodes, _NIDS)),
+                      pc.invert(pa.array(_bad_ranges(nodes))))
+    event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing")), all_of(starting, start_ok))
+    fast = _any(ignored, other, event)
+    slow_idx = pc.indices_nonzero(pc.invert(fast))
+    slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
+    keep = pc.indices_nonzero(event)
+    cols = {"seq": keep.cast(pa.int64()), "file": pa.nulls(len(keep), pa.int32()),
+            "line_no": pc.add(keep.cast(pa.int64()), 1), "time": time.take(keep),
+            "kind": words_kind.take(keep), "raw": lines.take(keep),
+            **{k: kv[k].take(keep) for k in _STR[1:-1]}}
+    events = pa.Table.from_arrays([cols[f.name] for f in _events_schema()],
+                                  schema=_events_schema())
+    return _Block(n, events, slow, pc.sum(ignored).as_py() or 0, pc.sum(other).as_py() or 0)
+
+
+def _any(*conds: pa.Array) -> pa.Array:
+    out = pc.fill_null(conds[0], False)
+    for c in conds[1:]:
+        out = pc.or_(out, pc.fill_null(c, False))
+    return out
+
+
+def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
+    """alps.parse_time of ISO texts as UTC epoch microseconds, and where it is exact."""
+    parts = pc.extract_regex(text, _TS).flatten()
+    wall_text = parts[0]
+    off = when(pc.equal(parts[1], ""), pa.scalar(None, pa.string()), parts[1])  # none: ""
+    wall = utc_micros(pc.binary_join_element_wise(wall_text, pa.scalar("Z"), ""))
+    year = pc.cast(pc.fill_null(pc.utf8_slice_codeunits(wall_text, 0, 4), "0"), pa.int64())
+    fixed = all_of(pc.is_valid(off), pc.not_equal(off, "Z"))
+    hours = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 1, 3), "0"), pa.int64())
+    minutes = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 4, 6), "0"), pa.int64())
+    sign = when(pc.starts_with(off, "-"), -1, 1)
+    offset = when(fixed, pc.multiply(sign, pc.add(pc.multiply(hours, 3600),
+                                                  pc.multiply(minutes, 60))), 0)
+    ok = all_of(pc.is_valid(wall), pc.greater_equal(year, 1900), pc.less_equal(year, 2200),
+                pc.or_(pc.invert(fixed), all_of(pc.less_equal(hours, 23),
+                                                pc.less_equal(minutes, 59))))
+    utc = pc.subtract(pc.fill_null(wall, 0), pc.multiply(offset, 1_000_000))
+    local = np.asarray(all_of(ok, pc.is_null(off)))
+    if tz != "UTC" and local.any():
+        keys = pc.fill_null(pc.replace_substring(pc.utf8_slice_codeunits(wall_text, 0, 19),
+                                                 "T", " "), "1970-01-01 00:00:00")
+        shift = np.where(local, fold_offsets(keys, local, ZoneInfo(tz))[:, 0], 0)
+        utc = pc.subtract(utc, pa.array(shift))
+    return utc, ok
+
+
+def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:
+    """Per line: each KEYS value (quotes removed; null when absent), the first
+    Starting/Finishing word, and whether the message is plain items naming each KEYS
+    key once."""
+    items = pc.split_pattern(msg, ", ")
+    flat = items.flatten()
+    owner = np.asarray(pc.list_parent_indices(items))
+    good = np.asarray(matches(flat, _ITEM))
+    bad = np.bincount(owner[~good], minlength=n) > 0
+    pairs = pc.split_pattern(flat, "=", max_splits=1)
+    is_kv = np.asarray(pc.equal(pc.list_value_length(pairs), 2)) & good
+    key = _item(pairs, 0)
+    value = _item(pairs, 1)
+    quoted = pc.fill_null(pc.starts_with(value, '"'), False)
+    value = when(quoted, pc.utf8_slice_codeunits(value, 1, -1), value)
+    code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS), -1))
+    wanted = np.flatnonzero(is_kv & (code >= 0))
+    slot = owner[wanted] * len(KEYS) + code[wanted]
+    twice = np.bincount(slot, minlength=n * len(KEYS)) > 1
+    bad[np.flatnonzero(twice) // len(KEYS)] = True
+    out = {}
+    for k, name in enumerate(KEYS):
+        sel = wanted[code[wanted] == k]
+        where = np.full(n, -1, np.int64)
+        where[owner[sel]] = sel
+        out[name] = value.take(pa.array(where, mask=where < 0))
+    is_kind = np.asarray(pc.fill_null(pc.is_in(flat, pa.array(["Starting", "Finishing"])),
+                                      False)) & good & ~is_kv
+    first_kind = np.full(n, -1, np.int64)
+    at = np.flatnonzero(is_kind)[::-1]            # the first of a line written last
+    first_kind[owner[at]] = at
+    kind = flat.take(pa.array(first_kind, mask=first_kind < 0))
+    return out, kind, pa.array(~bad & np.asarray(pc.is_valid(msg)))
