@@ -353,7 +353,7 @@ def record(line: str, tz: str) -> tuple[str, tuple | None]:
     if kind == "Starting":
         if not kv.get("batch_id"):
             raise ValueError(f"Starting without batch_id for apid {apid}")
-        fields = _start_fields(kv)       # now, so a bad Starting is quarantined on its line
+        fields = start_fields(kv)       # now, so a bad Starting is quarantined on its line
     return kind, (when, kv, fields)
 
 
@@ -427,7 +427,7 @@ class _State:
         return rows, self.quarantine, self.stats
 
 
-def _start_fields(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
+def start_fields(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
     """Nodes and stated node count of a Starting message (ValueError when malformed)."""
     nodes = expand_nid_ranges(kv["node_list"]) if kv.get("node_list") else None
     stated = kv.get("num_nodes")
@@ -438,7 +438,7 @@ def _start_fields(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
 
 def _row(apid: str, start: _Event, end: _Event | None) -> dict:
     kv = start.kv
-    nodes, stated = start.start_fields or _start_fields(kv)
+    nodes, stated = start.start_fields or start_fields(kv)
     command = kv.get("cmd_line")
     exe, procs = parse_launch(command)
     exit_code = to_int(end.kv.get("exit_code")) if end else None

@@ -31,9 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.alps import (
     SOURCE,
-    _start_fields,
     parse_launch,
     record,
+    start_fields,
     to_int,
 )
 from lassi.ingest.columnar import (
@@ -247,7 +247,7 @@ def _bad_ranges(text: pa.Array) -> np.ndarray:
 
 
 def _nodes(node_list: pd.Series) -> pa.Array:
-    """Each value's distinct nodes in order (null when empty or absent; alps._start_fields):
+    """Each value's distinct nodes in order (null when empty or absent; alps.start_fields):
     plain ranges expanded with numpy, others by the line parser's reading."""
     text = pa.array(node_list, pa.string())
     n = len(text)
@@ -271,7 +271,7 @@ def _nodes(node_list: pd.Series) -> pa.Array:
     if len(others):                       # not plain ranges: the line parser's reading
         listed = nodes.to_pylist()
         for i in others:
-            listed[i] = _start_fields({"node_list": node_list.iat[i]})[0]
+            listed[i] = start_fields({"node_list": node_list.iat[i]})[0]
         nodes = pa.array(listed, pa.list_(pa.string()))
     return nodes
 

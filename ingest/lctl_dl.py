@@ -114,7 +114,7 @@ def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                 ) -> list[IngestResult]:
     """`lassi ingest --source lctl-dl`: files/directories of `lctl dl -t` -> ost_health rows
     (this source's rows of the snapshots' days replaced; `lassi.ingest.writer` writes)."""
-    return read_files(site, inputs, date, tz, SOURCE)
+    return read_files(site, inputs, date, tz, SOURCE, parse_file)
 
 
 __all__ = ["COLUMNS", "SOURCE", "failovers", "flag_failovers", "parse_file", "read_inputs",

@@ -221,11 +221,11 @@ def to_pandas(rows: list[dict]):
 
 
 # --- the ingest contract -------------------------------------------------------------------
-def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str
-               ) -> list[IngestResult]:
-    """Read every input file of one snapshot source (`snapshot_columnar.read_table`):
-    `ost_health` rows that replace this source's rows of the snapshots' UTC days (and of
-    `date`)."""
+def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str,
+               parse: Callable) -> list[IngestResult]:
+    """Read every input file of one snapshot source (`snapshot_columnar.read_table`, with
+    the line parser `parse(path, date, tz)` for the files it leaves): `ost_health` rows
+    that replace this source's rows of the snapshots' UTC days (and of `date`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from lassi.ingest.snapshot_columnar import read_table, schema
@@ -238,7 +238,7 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
     zone = tz or (site.tz(source.replace("-", "_")) if site is not None else "UTC")
     tables, qs, stats = [], [], ParseStats(source)
     for f in files:
-        t, q, s = read_table(f, source, date, zone)
+        t, q, s = read_table(f, source, date, zone, parse, snapshot_time)
         tables.append(t)
         qs += q
         stats.add(s)
@@ -252,7 +252,7 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
 def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                 ) -> list[IngestResult]:
     """`lassi ingest --source lfs-df`: files/directories of `lfs df` output -> ost_health."""
-    return read_files(site, inputs, date, tz, SOURCE)
+    return read_files(site, inputs, date, tz, SOURCE, parse_file)
 
 
 def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,

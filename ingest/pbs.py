@@ -40,7 +40,7 @@ _TOKEN = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 # without a quote in the message: the `key=value` tokens at once (a token without `=` or
 # with an empty key matches nothing, as split_attributes drops it)
 _PLAIN_KV = re.compile(r"(?<!\S)([^\s=]+)=(\S*)")
-_PBS_DEFAULT_PROJECT = "_pbs_project_default"
+PBS_DEFAULT_PROJECT = "_pbs_project_default"
 # the common exec_host shape `host/first*count+host/first*count...` (one regex, not a
 # Python loop per element; anything else goes through parse_exec_host's general rules)
 _EXEC_STAR = re.compile(r"[^+/]+/\d+\*\d+(?:\+[^+/]+/\d+\*\d+)*")
@@ -150,7 +150,7 @@ def _nodes_and_procs(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
 
 def _project(kv: dict[str, str]) -> str | None:
     project = kv.get("project")
-    if project == _PBS_DEFAULT_PROJECT:
+    if project == PBS_DEFAULT_PROJECT:
         project = None
     return kv.get("account") or project or kv.get("group")
 

@@ -40,14 +40,14 @@ from lassi.ingest.columnar import (
     parsed_blocks,
     when,
 )
-from lassi.ingest.pbs import _PBS_DEFAULT_PROJECT, SOURCE, record
+from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.frames import arrow_type
 from lassi.core.quarantine import ParseStats, Quarantined
 from lassi.core.schemas import schema_of
 
-# the attributes a row is made of
 T = TypeVar("T")
+# the attributes a row is made of
 KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_status",
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
         "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
@@ -414,7 +414,7 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
                   ints["Resource_List.nodect"])
     n_nodes = when(pc.is_valid(nodes), pc.list_value_length(nodes).cast(pa.int64()), stated)
     project = kv["project"]
-    project = when(pc.equal(project, _PBS_DEFAULT_PROJECT), pa.scalar(None, pa.string()),
+    project = when(pc.equal(project, PBS_DEFAULT_PROJECT), pa.scalar(None, pa.string()),
                    project)
     cols = {"user": _nonempty(kv["user"]), "job_name": _nonempty(kv["jobname"]),
             "project": pc.coalesce(_nonempty(kv["account"]), _nonempty(project), kv["group"]),

@@ -17,6 +17,7 @@ in one snapshot, and for `lctl dl` the failed-over flags by pytokio's mode rule.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest import lctl_dl, lfs_df
 from lassi.ingest.columnar import READ_THREADS, NotFast, all_of, line_blocks, matches, when
 from pyspark.sql.types import StructType
 
@@ -32,6 +32,11 @@ from lassi.core.frames import arrow_table, arrow_type
 from lassi.core.quarantine import ParseStats, Quarantined
 from lassi.core.schemas import schema_of
 
+LFS_DF, LCTL_DL = "lfs-df", "lctl-dl"          # the sources (lfs_df.SOURCE, lctl_dl.SOURCE)
+# a source's line parser: (path, date, tz) -> (row dicts, quarantine, counts)
+LineParser = Callable[[str | Path, dt.date | None, str], tuple[list[dict], list[Quarantined],
+                                                              ParseStats]]
+FirstTime = Callable[[str | Path, dt.date | None, str], dt.datetime]
 _TARGET = r"(?P<target>(?P<fs>[A-Za-z0-9_.]+?)-(?P<kind>OST|MDT)(?P<hex>[0-9a-fA-F]{4,8}))"
 _BEGIN = r"^BEGIN +(?P<epoch>[0-9]{1,11}) *$"
 _LFS_HEADER = r"^ *UUID +1K-blocks +.*Mounted"
@@ -51,14 +56,15 @@ def schema() -> pa.Schema:
                       for f in schema_of("ost_health").fields if f.name != "date"])
 
 
-def read_table(path: str | Path, source: str, date: dt.date | None, tz: str
+def read_table(path: str | Path, source: str, date: dt.date | None, tz: str,
+               parse: LineParser, first_time: FirstTime
                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """One file's ost_health rows (no `date`), quarantine and counts: column-wise when
-    every line allows it, else by the source's line parser."""
+    every line allows it, else by the source's line parser `parse`. `first_time`: the
+    time of the lines before any BEGIN (`lfs_df.snapshot_time`)."""
     try:
-        return _fast(Path(path), source, date, tz)
+        return fast_table(Path(path), source, date, tz, first_time)
     except NotFast:
-        parse = lfs_df.parse_file if source == lfs_df.SOURCE else lctl_dl.parse_file
         rows, qs, stats = parse(path, date, tz)
         fields = [f for f in schema_of("ost_health").fields if f.name != "date"]
         table = arrow_table([tuple(r[f.name] for f in fields) for r in rows],
@@ -66,11 +72,12 @@ def read_table(path: str | Path, source: str, date: dt.date | None, tz: str
         return table, qs, stats
 
 
-def _fast(path: Path, source: str, date: dt.date | None, tz: str
-          ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+def fast_table(path: Path, source: str, date: dt.date | None, tz: str,
+               first_time: FirstTime) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    """`read_table`'s column-wise reading; NotFast when a line is not one it reads."""
     lines = pa.concat_arrays(list(line_blocks(path)) or [pa.array([], pa.string())])
     try:
-        first_ts = lfs_df.snapshot_time(path, date, tz)
+        first_ts = first_time(path, date, tz)
     except OSError as exc:
         raise NotFast(str(exc)) from exc
     n = len(lines)
@@ -81,7 +88,7 @@ def _fast(path: Path, source: str, date: dt.date | None, tz: str
     table = pa.concat_tables([t for t, _ in parts])
     table, qs = _off_day(table, lines, date, str(path), source)
     table, dup = _last_per_target(table.drop_columns(["_line"]))
-    if source == lctl_dl.SOURCE:
+    if source == LCTL_DL:
         table = _failovers(table)
     stats = ParseStats(source, files=1, lines_read=n, lines_used=n - len(qs),
                        lines_quarantined=len(qs), rows=table.num_rows)
@@ -132,7 +139,7 @@ def _part_rows(all_lines: pa.StringArray, all_begin: pa.Array, span: tuple[int, 
         raise NotFast("a line that is not printable ASCII")
     blank = pc.equal(pc.utf8_trim(lines, " "), "")
     fields = _Split(lines)
-    if source == lfs_df.SOURCE:
+    if source == LFS_DF:
         rows, used, other = _lfs_df(lines, fields)
     else:
         rows, used, other = _lctl_dl(fields)

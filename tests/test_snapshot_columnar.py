@@ -30,14 +30,15 @@ def _plain(row: dict) -> dict:
 def same(path: Path, source: str, date: dt.date | None = None, tz: str = "UTC") -> bool:
     """Asserts read_table equals the line parser; True when the fast path took the file."""
     rows, qs, st = PARSERS[source](path, date, tz)
-    table, qs2, st2 = snapshot_columnar.read_table(path, source, date, tz)
+    table, qs2, st2 = snapshot_columnar.read_table(path, source, date, tz, PARSERS[source],
+                                                   lfs_df.snapshot_time)
     assert [_plain(r) for r in table.to_pylist()] == [
         {c: r[c] for c in table.column_names} for r in rows]
     assert [(q.line_no, q.raw, q.reason) for q in qs2] == [(q.line_no, q.raw, q.reason)
                                                            for q in qs]
     assert st2 == st
     try:
-        snapshot_columnar._fast(path, source, date, tz)
+        snapshot_columnar.fast_table(path, source, date, tz, lfs_df.snapshot_time)
     except NotFast:
         return False
     return True
