@@ -57,7 +57,7 @@ _HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
 _EPOCH = r"^(?:|0|[0-9]{1,11})$"          # "" and "0": no time; 11 digits stay < year 5138
 _INT = r"^(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"  # to_int's leading integer, within an int32
 _LONG_INT = r"^-?[0-9]{10}"
-_STAR = r"^[^+/]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6}\*[0-9]{1,6})*$"
+_STAR = r"^[^+/*]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/*]+/[0-9]{1,6}\*[0-9]{1,6})*$"
 _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"

@@ -7,11 +7,12 @@ A file is read here when every line is one this reading computes exactly: a `BEG
   data line `fsname-OSTxxxx_UUID total used avail use% mount[OST:i]` whose kind and index
   agree with its name, or a `fsname-OSTxxxx_UUID : <status>` line;
 - `lctl dl -t`: a device line `idx status type name uuid refcount [nid]` whose osc/mdc
-  device names its target as the line parser requires;
-and every snapshot is on the ingest's day. Any other file (another unit, a UUID alone on
-its line, a line to quarantine, ...) is read by the line parser, the reference, whole.
-The rows equal the line parser's (tests compare them): the last row of a target repeated
-in one snapshot, and for `lctl dl` the failed-over flags by pytokio's mode rule.
+  device names its target as the line parser requires.
+Any other file (another unit, a UUID alone on its line, a line to quarantine, ...) is read
+by the line parser, the reference, whole. The rows equal the line parser's (tests compare
+them): the rows of snapshots on another day than the ingest's quarantined with its reason,
+the last row of a target repeated in one snapshot, and for `lctl dl` the failed-over flags
+by pytokio's mode rule. A file is read in READ_THREADS pieces of whole snapshots at once.
 """
 
 from __future__ import annotations

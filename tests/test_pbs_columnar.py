@@ -73,6 +73,7 @@ RULES = [
           "end=1507600000"),
     _line("E", "6.pbs", "user=u6 exec_host=c1/0-3+c2/0,2-3 end=1507600000"),
     _line("E", "7.pbs", "user=u7 exec_host=n1/0*4+n1/4*4 end=1507600000"),
+    _line("E", "7b.pbs", "user=u7 exec_host=n*1/0*4+n2/0*2 end=1507600000"),
     # exec_vnode: unneeded (exec_host has slots), needed (no exec_host), unreadable
     _line("E", "8.pbs", "exec_host=c1/0*13 exec_vnode=(c1:ncpus=13) end=1507600000"),
     _line("E", "9.pbs", "exec_vnode=(h[0]:ncpus=24+h[1]:ncpus=24) end=1507600000"),
