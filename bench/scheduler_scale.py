@@ -10,6 +10,8 @@ long from real-looking lines:
 - PBS and ALPS: the cached 1,024-node ARCHER day's files (bench/ingest_rates.py), 100
   copies whose job ids and apids carry the copy's number (PBS host names and record
   seconds, ALPS launch commands too: see `_pbs_alps`);
+- the Beacon job log: the cached 4,096-node TaihuLight day's (3,727 lines), 50 copies with
+  numbered job ids;
 - Slurm: the XDMoD sacct sample of ../shared/realdata (4,285 lines), 40 copies with
   numbered job ids (skipped when ../shared is absent);
 - `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart
@@ -73,6 +75,12 @@ def _slurm(line: str, k: int) -> str:
     return "|".join([f"{f[0]}{k:02d}", f"{f[1]}{k:02d}", f[2]]) if len(f) == 3 else line
 
 
+def _beacon_job(line: str, k: int) -> str:
+    """Copy k of a Beacon job log line: its own job id."""
+    job, sep, rest = line.partition("\t")
+    return f"{job}{k:02d}{sep}{rest}" if job.isdigit() else line
+
+
 def _snapshots(text: str, n: int) -> str:
     """`BEGIN <epoch>` blocks repeated n times, each copy a minute later (less when n
     copies of a minute would reach the next snapshot: all stay distinct, on the day)."""
@@ -93,6 +101,9 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
            "alps": raw / "alps" / f"{day.isoformat()}.log",
            "lfs-df": raw / "lfs-df" / f"{day.isoformat()}.txt",
            "lctl-dl": raw / "lctl-dl" / f"{day.isoformat()}.txt"}
+    tl_day = DATE["taihulight"]
+    src["beacon-job"] = (raw_day("taihulight", 4096, fresh=False) / "beacon" / "jobs"
+                         / f"{tl_day.isoformat()}.log")
     sample = _realdata() / SLURM_SAMPLE
     out = {}
     for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
@@ -105,9 +116,10 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
             if source in ("lfs-df", "lctl-dl"):
                 body = _snapshots(text, copies)
             else:
-                n = copies if source != "slurm" else max(1, copies * 2 // 5)
-                body = "\n".join(_copies(text.splitlines(), n,
-                                         _slurm if source == "slurm" else _pbs_alps)) + "\n"
+                n = {"slurm": max(1, copies * 2 // 5), "beacon-job": max(1, copies // 2)}.get(
+                    source, copies)
+                renumber = {"slurm": _slurm, "beacon-job": _beacon_job}.get(source, _pbs_alps)
+                body = "\n".join(_copies(text.splitlines(), n, renumber)) + "\n"
             tmp = target.with_suffix(".tmp")
             tmp.write_text(body)
             tmp.replace(target)
@@ -128,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = get_spark("lassi bench scheduler scale", master=f"local[{CORES}]")
     site = load_site("archer", nodes=1024)
+    tl_site = load_site("taihulight", nodes=4096)
     scratch = HERE / "cache" / "ingest" / "scratch-site-scale"
     results = {}
     print(f"{'source':<8} {'lines':>9} {'rows':>9} {'warm s':>7} {'driver CPU s':>12} "
@@ -137,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
             wh = Warehouse(spark, str(scratch))
             t, cpu = time.time(), time.process_time()
-            st = ingest_source(spark, wh, site, source, [str(path)], DATE["archer"])
+            on = ("taihulight", tl_site) if source == "beacon-job" else ("archer", site)
+            st = ingest_source(spark, wh, on[1], source, [str(path)], DATE[on[0]])
             wall, cpu = time.time() - t, time.process_time() - cpu
         rate = round(st.lines_read / wall)
         results[source] = {"lines": st.lines_read, "rows": st.rows,

@@ -39,6 +39,7 @@ from lassi.ingest.alps import (
 from lassi.ingest.columnar import (
     all_of,
     fold_offsets,
+    list_item,
     matches,
     utc_micros,
     when,
@@ -230,8 +231,8 @@ def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     items = pc.split_pattern(text.take(pa.array(rows)), ",")
     owner = rows[np.asarray(pc.list_parent_indices(items))]
     bounds = pc.split_pattern(items.flatten(), "-")
-    lo = np.asarray(pc.cast(_item(bounds, 0), pa.int64()))
-    hi = np.asarray(pc.cast(pc.coalesce(_item(bounds, 1), _item(bounds, 0)), pa.int64()))
+    lo = np.asarray(pc.cast(list_item(bounds, 0), pa.int64()))
+    hi = np.asarray(pc.cast(pc.coalesce(list_item(bounds, 1), list_item(bounds, 0)), pa.int64()))
     return rows, owner, lo, hi
 
 
@@ -277,19 +278,12 @@ def _nodes(node_list: pd.Series) -> pa.Array:
 
 
 # --- one block, column-wise -------------------------------------------------------------
-def _item(lists: pa.Array, i: int) -> pa.Array:
-    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
-    idx = pc.if_else(pc.greater(pc.list_value_length(lists), i), pc.add(start, i),
-                     pa.scalar(None, pa.int64()))
-    return lists.flatten().take(idx)
-
-
 def _fast(lines: pa.StringArray, tz: str) -> _Block:
     n = len(lines)
     printable = pc.or_(pc.ascii_is_printable(lines), pc.equal(lines, ""))
     parts = pc.split_pattern(lines, " ", max_splits=6)
     count = pc.list_value_length(parts)
-    tok = [_item(parts, i) for i in range(7)]
+    tok = [list_item(parts, i) for i in range(7)]
     full = [pc.fill_null(pc.not_equal(t, ""), False) for t in tok]
     blank = pc.equal(pc.utf8_trim(lines, " "), "")
     ignored = all_of(printable, _any(
@@ -367,8 +361,8 @@ def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.A
     bad = np.bincount(owner[~good], minlength=n) > 0
     pairs = pc.split_pattern(flat, "=", max_splits=1)
     is_kv = np.asarray(pc.equal(pc.list_value_length(pairs), 2)) & good
-    key = _item(pairs, 0)
-    value = _item(pairs, 1)
+    key = list_item(pairs, 0)
+    value = list_item(pairs, 1)
     quoted = pc.fill_null(pc.starts_with(value, '"'), False)
     value = when(quoted, pc.utf8_slice_codeunits(value, 1, -1), value)
     code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS), -1))

@@ -111,19 +111,32 @@ class Fields:
     """A block of lines split at single spaces (`runs`: at runs of whitespace, for grammars
     that allow no leading or trailing space): `field(i)` is the i-th field of every line,
     `i` a number or one position per line (null where a line has fewer), `n` the field
-    counts."""
+    counts, `flat` all fields in order, `start` each line's first in `flat`, `parent`
+    each field's line (numpy)."""
 
     def __init__(self, lines: pa.StringArray, runs: bool = False) -> None:
         self.lines = lines
-        lists = pc.ascii_split_whitespace(lines) if runs else pc.split_pattern(lines, " ")
-        self.n = pc.list_value_length(lists)
-        self._flat = lists.flatten()
-        self._start = lists.offsets.slice(0, len(lists))
+        self.lists = pc.ascii_split_whitespace(lines) if runs else pc.split_pattern(lines, " ")
+        self.n = pc.list_value_length(self.lists)
+        self.flat = self.lists.flatten()
+        self.start = self.lists.offsets.slice(0, len(self.lists)).cast(pa.int64())
 
     def field(self, i: int | pa.Array) -> pa.Array:
-        idx = pc.if_else(pc.greater(self.n, i), pc.add(self._start, i),
-                         pa.scalar(None, self._start.type))
-        return pc.take(self._flat, idx)
+        idx = pc.if_else(pc.greater(self.n, i), pc.add(self.start, i),
+                         pa.scalar(None, pa.int64()))
+        return pc.take(self.flat, idx)
+
+    @property
+    def parent(self) -> np.ndarray:
+        return np.asarray(pc.list_parent_indices(self.lists))
+
+
+def list_item(lists: pa.Array, i: int) -> pa.Array:
+    """The i-th item of each list (null where a list is shorter)."""
+    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
+    idx = pc.if_else(pc.greater(pc.list_value_length(lists), i), pc.add(start, i),
+                     pa.scalar(None, pa.int64()))
+    return lists.flatten().take(idx)
 
 
 def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:

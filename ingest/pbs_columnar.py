@@ -33,9 +33,11 @@ import pyarrow.compute as pc
 from lassi.ingest.alps import read_lines, unreadable
 from lassi.ingest.columnar import (
     READ_THREADS,
+    Fields,
     NotFast,
     all_of,
     fold_offsets,
+    list_item,
     matches,
     parsed_blocks,
     when,
@@ -236,41 +238,15 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
 
 
 # --- one block, column-wise ---------------------------------------------------------------
-class _Tokens:
-    """Lines split at single spaces."""
-
-    def __init__(self, lines: pa.StringArray) -> None:
-        lists = pc.split_pattern(lines, " ")
-        self.n = pc.list_value_length(lists)
-        self.flat = lists.flatten()
-        self.start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
-        self.parent = np.asarray(pc.list_parent_indices(lists))
-
-    def at(self, i: int) -> pa.Array:
-        """The i-th token of every line (null where a line has fewer)."""
-        return _item(self.flat, self.start, self.n, i)
-
-
-def _item(flat: pa.Array, start: pa.Array, n: pa.Array, i: int) -> pa.Array:
-    idx = pc.if_else(pc.greater(n, i), pc.add(start, i), pa.scalar(None, pa.int64()))
-    return flat.take(idx)
-
-
-def _part(lists: pa.Array, i: int) -> pa.Array:
-    """The i-th item of each list (null where shorter)."""
-    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
-    return _item(lists.flatten(), start, pc.list_value_length(lists), i)
-
-
 def _fast(lines: pa.StringArray, tz: str) -> _Block:
     """A block's S and E records that the column-wise reading takes; the rest left over."""
     n = len(lines)
-    tok = _Tokens(lines)
-    head = tok.at(1)
+    tok = Fields(lines)
+    head = tok.field(1)
     parts = pc.split_pattern(head, ";", max_splits=3)
-    hms, rtype, job_id, first = (_part(parts, i) for i in range(4))
-    header = _header_micros(pc.binary_join_element_wise(tok.at(0), hms, " "), tz)
-    ok = all_of(pc.ascii_is_printable(lines), matches(tok.at(0), _DAY), matches(head, _HEAD),
+    hms, rtype, job_id, first = (list_item(parts, i) for i in range(4))
+    header = _header_micros(pc.binary_join_element_wise(tok.field(0), hms, " "), tz)
+    ok = all_of(pc.ascii_is_printable(lines), matches(tok.field(0), _DAY), matches(head, _HEAD),
                 pc.is_valid(header))
     se = pc.fill_null(pc.is_in(rtype, pa.array(["S", "E"])), False)
     other = all_of(ok, pc.invert(se))
@@ -327,19 +303,20 @@ def _header_micros(stamps: pa.Array, tz: str) -> pa.Array:
     return pc.take(pa.array(micros, pa.int64(), mask=~valid), enc.indices)
 
 
-def _attributes(tok: _Tokens, first: pa.Array, n: int
+def _attributes(tok: Fields, first: pa.Array, n: int
                 ) -> tuple[dict[str, pa.Array], pa.Array]:
     """Each KEYS attribute's value per line (null when absent), and per line whether it
     has a `key=value` at all and names no KEYS attribute twice (split_attributes keeps
     the last, this reading would not)."""
-    pos = np.arange(len(tok.flat), dtype=np.int64) - np.asarray(tok.start)[tok.parent]
+    parent = tok.parent
+    pos = np.arange(len(tok.flat), dtype=np.int64) - np.asarray(tok.start)[parent]
     any_kv = np.zeros(n, bool)
     owners, codes, values = [], [], []
     # token 1's attribute (after the header), then tokens 2.. of each line
-    for tokens, owner in ((first, np.arange(n, dtype=np.int64)), (tok.flat, tok.parent)):
+    for tokens, owner in ((first, np.arange(n, dtype=np.int64)), (tok.flat, parent)):
         pairs = pc.split_pattern(tokens, "=", max_splits=1)
         items, start = pairs.flatten(), pairs.offsets.slice(0, len(pairs)).cast(pa.int64())
-        key = _item(items, start, pc.list_value_length(pairs), 0)
+        key = list_item(pairs, 0)
         has_kv = np.asarray(all_of(pc.equal(pc.list_value_length(pairs), 2),
                                    pc.not_equal(key, "")))
         if tokens is tok.flat:

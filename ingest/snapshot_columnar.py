@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.columnar import READ_THREADS, NotFast, all_of, line_blocks, matches, when
+from lassi.ingest.columnar import READ_THREADS, Fields, NotFast, all_of, line_blocks, matches, when
 from pyspark.sql.types import StructType
 
 from lassi.core.frames import arrow_table, arrow_type
@@ -139,7 +139,7 @@ def _part_rows(all_lines: pa.StringArray, all_begin: pa.Array, span: tuple[int, 
     if not pc.all(pc.or_(pc.ascii_is_printable(lines), pc.equal(lines, ""))).as_py():
         raise NotFast("a line that is not printable ASCII")
     blank = pc.equal(pc.utf8_trim(lines, " "), "")
-    fields = _Split(lines)
+    fields = Fields(pc.utf8_trim(lines, " "), runs=True)   # aligned columns
     if source == LFS_DF:
         rows, used, other = _lfs_df(lines, fields)
     else:
@@ -151,34 +151,18 @@ def _part_rows(all_lines: pa.StringArray, all_begin: pa.Array, span: tuple[int, 
     return _rows(rows, ts, np.flatnonzero(np.asarray(rows["_row"])), source, start), other
 
 
-class _Split:
-    """Lines split at runs of spaces (lfs df and lctl dl align their columns), leading and
-    trailing ones dropped."""
-
-    def __init__(self, lines: pa.StringArray) -> None:
-        lists = pc.ascii_split_whitespace(pc.utf8_trim(lines, " "))
-        self.n = pc.list_value_length(lists)
-        self.flat = lists.flatten()
-        self.start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
-
-    def at(self, i: int) -> pa.Array:
-        idx = pc.if_else(pc.greater(self.n, i), pc.add(self.start, i),
-                         pa.scalar(None, pa.int64()))
-        return self.flat.take(idx)
-
-
-def _lfs_df(lines: pa.StringArray, f: _Split) -> tuple[dict[str, pa.Array], pa.Array, int]:
+def _lfs_df(lines: pa.StringArray, f: Fields) -> tuple[dict[str, pa.Array], pa.Array, int]:
     """Per line: the row fields (`_row` where a line gives one), which lines are used."""
     header = matches(lines, _LFS_HEADER)
     summary = matches(lines, _SUMMARY)
-    uuid = _per_distinct(f.at(0), lambda v: pc.extract_regex(v, _UUID))
-    mount = _per_distinct(f.at(5), lambda v: pc.extract_regex(v, _MOUNT))
+    uuid = _per_distinct(f.field(0), lambda v: pc.extract_regex(v, _UUID))
+    mount = _per_distinct(f.field(5), lambda v: pc.extract_regex(v, _MOUNT))
     kind, kind2 = uuid.flatten()[2], mount.flatten()[1]
     hexes = uuid.flatten()[3]
     index = _hex_index(hexes)
     data = all_of(pc.equal(f.n, 6), pc.is_valid(uuid), pc.is_valid(mount),
-                  matches(f.at(1), _KIB), matches(f.at(2), _KIB), matches(f.at(3), _KIB),
-                  matches(f.at(4), _PCT), pc.equal(kind, kind2),
+                  matches(f.field(1), _KIB), matches(f.field(2), _KIB), matches(f.field(3), _KIB),
+                  matches(f.field(4), _PCT), pc.equal(kind, kind2),
                   pc.equal(index, pc.cast(mount.flatten()[2], pa.int64())))
     maybe = pc.indices_nonzero(all_of(pc.invert(data), pc.match_substring(lines, ":")))
     status = _scatter(pc.extract_regex(lines.take(maybe), _STATUS), maybe, len(lines))
@@ -188,9 +172,9 @@ def _lfs_df(lines: pa.StringArray, f: _Split) -> tuple[dict[str, pa.Array], pa.A
     text = pc.utf8_lower(st[4])
     text = when(pc.starts_with(text, "inactive"), "inactive", text)
     row = pc.or_(data, is_status)
-    pct = pc.utf8_rtrim(f.at(4), "%")
+    pct = pc.utf8_rtrim(f.field(4), "%")
     null_i = pa.scalar(None, pa.int64())
-    kib = {name: when(data, pc.cast(when(data, f.at(i), "0"), pa.int64()), null_i)
+    kib = {name: when(data, pc.cast(when(data, f.field(i), "0"), pa.int64()), null_i)
            for i, name in ((1, "total_kib"), (2, "used_kib"), (3, "avail_kib"))}
     pct_v = when(all_of(data, pc.not_equal(pct, "-")),
                  pc.cast(when(all_of(data, pc.not_equal(pct, "-")), pct, "0"), pa.float64()),
@@ -205,22 +189,22 @@ def _lfs_df(lines: pa.StringArray, f: _Split) -> tuple[dict[str, pa.Array], pa.A
     return cols, pc.or_(pc.or_(header, summary), row), 0
 
 
-def _lctl_dl(f: _Split) -> tuple[dict[str, pa.Array], pa.Array, int]:
+def _lctl_dl(f: Fields) -> tuple[dict[str, pa.Array], pa.Array, int]:
     """Per line: the row fields of osc/mdc devices, which lines are used, other devices."""
-    nid = f.at(6)
+    nid = f.field(6)
     device = all_of(pc.or_(pc.equal(f.n, 6), all_of(pc.equal(f.n, 7),
                                                     matches(nid, r"^\S+@\S+$"))),
-                    matches(f.at(0), r"^[0-9]+$"), matches(f.at(5), r"^[0-9]+$"))
-    dtype = pc.utf8_lower(f.at(2))
+                    matches(f.field(0), r"^[0-9]+$"), matches(f.field(5), r"^[0-9]+$"))
+    dtype = pc.utf8_lower(f.field(2))
     client = all_of(device, pc.is_in(dtype, pa.array(["osc", "mdc"])))
     other = all_of(device, pc.invert(client))
-    name = pc.extract_regex(f.at(3), _DEVICE_NAME)
+    name = pc.extract_regex(f.field(3), _DEVICE_NAME)
     parts = name.flatten()
     want = when(pc.equal(dtype, "osc"), "OST", "MDT")
     index = _hex_index(parts[3])
     row = all_of(client, pc.is_valid(name), pc.equal(parts[2], want), pc.is_valid(index))
     cols = {"_row": row, "fs": parts[1], "target": parts[0], "kind": parts[2],
-            "target_index": index, "status": f.at(1), "server_nid": nid}
+            "target_index": index, "status": f.field(1), "server_nid": nid}
     return cols, pc.or_(row, other), pc.sum(other).as_py() or 0
 
 
