@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
@@ -38,10 +37,10 @@ from lassi.ingest.alps import (
 )
 from lassi.ingest.columnar import (
     all_of,
-    fold_offsets,
+    any_of,
+    iso_micros,
     list_item,
     matches,
-    utc_micros,
     when,
 )
 from lassi.ingest.pbs_columnar import FileReads, row_schema
@@ -51,8 +50,6 @@ from lassi.core.quarantine import ParseStats, Quarantined
 
 KEYS = ("apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list", "exit_code")
 _KEYS = pa.array(KEYS)
-_TS = (r"^(?P<wall>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
-       r"(?:\.[0-9]{3}|\.[0-9]{6})?)(?P<off>Z|[+-][0-9]{2}:[0-9]{2})?$")
 _KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
 _ITEM = rf'^(?:{_KEY}=(?:"[^"\\]*"|[^", ]*(?:,[^", ]+)*)|{_WORD})$'
 _NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
@@ -286,13 +283,13 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     tok = [list_item(parts, i) for i in range(7)]
     full = [pc.fill_null(pc.not_equal(t, ""), False) for t in tok]
     blank = pc.equal(pc.utf8_trim(lines, " "), "")
-    ignored = all_of(printable, _any(
+    ignored = all_of(printable, any_of(
         blank, pc.less(count, 3), pc.invert(full[0]),
         all_of(full[1], full[2], pc.invert(pc.fill_null(pc.starts_with(tok[2], "apsys"),
                                                          False)))))
     apsys = all_of(printable, pc.invert(ignored), pc.equal(count, 7), *full[:6],
                    pc.equal(tok[2], "apsys"))
-    time, time_ok = _times(tok[0], tz)
+    time, time_ok = iso_micros(tok[0], tz)
     kv, words_kind, items_ok = _message(tok[6], n)
     apid = kv["apid"]
     ok = all_of(apsys, time_ok, items_ok, matches(apid, r"^[0-9]+$"))
@@ -304,7 +301,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
                       pc.or_(pc.fill_null(pc.equal(nodes, ""), True), matches(nodes, _NIDS)),
                       pc.invert(pa.array(_bad_ranges(nodes))))
     event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing")), all_of(starting, start_ok))
-    fast = _any(ignored, other, event)
+    fast = any_of(ignored, other, event)
     slow_idx = pc.indices_nonzero(pc.invert(fast))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     keep = pc.indices_nonzero(event)
@@ -315,39 +312,6 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     events = pa.Table.from_arrays([cols[f.name] for f in _events_schema()],
                                   schema=_events_schema())
     return _Block(n, events, slow, pc.sum(ignored).as_py() or 0, pc.sum(other).as_py() or 0)
-
-
-def _any(*conds: pa.Array) -> pa.Array:
-    out = pc.fill_null(conds[0], False)
-    for c in conds[1:]:
-        out = pc.or_(out, pc.fill_null(c, False))
-    return out
-
-
-def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
-    """alps.parse_time of ISO texts as UTC epoch microseconds, and where it is exact."""
-    parts = pc.extract_regex(text, _TS).flatten()
-    wall_text = parts[0]
-    off = when(pc.equal(parts[1], ""), pa.scalar(None, pa.string()), parts[1])  # none: ""
-    wall = utc_micros(pc.binary_join_element_wise(wall_text, pa.scalar("Z"), ""))
-    year = pc.cast(pc.fill_null(pc.utf8_slice_codeunits(wall_text, 0, 4), "0"), pa.int64())
-    fixed = all_of(pc.is_valid(off), pc.not_equal(off, "Z"))
-    hours = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 1, 3), "0"), pa.int64())
-    minutes = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 4, 6), "0"), pa.int64())
-    sign = when(pc.starts_with(off, "-"), -1, 1)
-    offset = when(fixed, pc.multiply(sign, pc.add(pc.multiply(hours, 3600),
-                                                  pc.multiply(minutes, 60))), 0)
-    ok = all_of(pc.is_valid(wall), pc.greater_equal(year, 1900), pc.less_equal(year, 2200),
-                pc.or_(pc.invert(fixed), all_of(pc.less_equal(hours, 23),
-                                                pc.less_equal(minutes, 59))))
-    utc = pc.subtract(pc.fill_null(wall, 0), pc.multiply(offset, 1_000_000))
-    local = np.asarray(all_of(ok, pc.is_null(off)))
-    if tz != "UTC" and local.any():
-        keys = pc.fill_null(pc.replace_substring(pc.utf8_slice_codeunits(wall_text, 0, 19),
-                                                 "T", " "), "1970-01-01 00:00:00")
-        shift = np.where(local, fold_offsets(keys, local, ZoneInfo(tz))[:, 0], 0)
-        utc = pc.subtract(utc, pa.array(shift))
-    return utc, ok
 
 
 def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:

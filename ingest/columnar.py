@@ -37,6 +37,9 @@ BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
 UTC_RE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
           r"(?:\.[0-9]{3}|\.[0-9]{6})?Z$")
 COUNT_RE = r"^[0-9]{1,18}$"      # 18 digits always fit a LongType
+# ISO-8601 as `iso_micros` reads it: the wall time and the offset ("" without one)
+ISO_RE = (r"^(?P<wall>[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}"
+          r"(?:\.[0-9]{3}|\.[0-9]{6})?)(?P<off>Z|[+-][0-9]{2}:[0-9]{2})?$")
 PRINTABLE_RE = r"^[!-~]+(?: [!-~]+)*$"   # printable ASCII fields, one space apart
 
 
@@ -202,6 +205,35 @@ def fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
     return offs
 
 
+def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
+    """`alps.parse_time` of ISO-8601 texts (`T` or a space between date and time; `.fff`
+    or `.ffffff`; `Z`, `+HH:MM`, `-HH:MM` or no offset: local in `tz`, fold 0) as UTC
+    epoch microseconds, and where this reading is exact (other texts: the caller's line
+    parser)."""
+    parts = pc.extract_regex(text, ISO_RE).flatten()
+    wall_text = pc.replace_substring(parts[0], " ", "T", max_replacements=1)
+    off = when(pc.equal(parts[1], ""), pa.scalar(None, pa.string()), parts[1])  # none: ""
+    wall = utc_micros(pc.binary_join_element_wise(wall_text, pa.scalar("Z"), ""))
+    year = pc.cast(pc.fill_null(pc.utf8_slice_codeunits(wall_text, 0, 4), "0"), pa.int64())
+    fixed = all_of(pc.is_valid(off), pc.not_equal(off, "Z"))
+    hours = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 1, 3), "0"), pa.int64())
+    minutes = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 4, 6), "0"), pa.int64())
+    sign = when(pc.starts_with(off, "-"), -1, 1)
+    offset = when(fixed, pc.multiply(sign, pc.add(pc.multiply(hours, 3600),
+                                                  pc.multiply(minutes, 60))), 0)
+    ok = all_of(pc.is_valid(wall), pc.greater_equal(year, 1900), pc.less_equal(year, 2200),
+                pc.or_(pc.invert(fixed), all_of(pc.less_equal(hours, 23),
+                                                pc.less_equal(minutes, 59))))
+    utc = pc.subtract(pc.fill_null(wall, 0), pc.multiply(offset, 1_000_000))
+    local = np.asarray(all_of(ok, pc.is_null(off)))
+    if tz != "UTC" and local.any():
+        keys = pc.fill_null(pc.replace_substring(pc.utf8_slice_codeunits(wall_text, 0, 19),
+                                                 "T", " "), "1970-01-01 00:00:00")
+        shift = np.where(local, fold_offsets(keys, local, ZoneInfo(tz))[:, 0], 0)
+        utc = pc.subtract(utc, pa.array(shift))
+    return utc, ok
+
+
 def utc_day(micros: pa.Array) -> pa.Array:
     """The UTC date of epoch microseconds."""
     return pc.cast(pc.cast(micros, pa.timestamp("us")), pa.date32())
@@ -243,6 +275,14 @@ def all_of(*conds: pa.Array) -> pa.BooleanArray:
     out = pc.fill_null(conds[0], False)
     for c in conds[1:]:
         out = pc.and_(out, pc.fill_null(c, False))
+    return out
+
+
+def any_of(*conds: pa.Array) -> pa.BooleanArray:
+    """Element-wise OR of boolean arrays, nulls as False."""
+    out = pc.fill_null(conds[0], False)
+    for c in conds[1:]:
+        out = pc.or_(out, pc.fill_null(c, False))
     return out
 
 

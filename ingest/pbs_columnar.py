@@ -36,6 +36,7 @@ from lassi.ingest.columnar import (
     Fields,
     NotFast,
     all_of,
+    any_of,
     fold_offsets,
     list_item,
     matches,
@@ -401,15 +402,7 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
             "exit_status": exit_status}
     too_many = pc.greater(slots, _INT32_MAX)
     bad = [bad_start, bad_end, backwards, bad_exit, long_any, bad_host, bad_vnode, too_many]
-    return cols, pc.invert(pc.fill_null(_any_of(bad), False))
-
-
-def _any_of(conds: list[pa.Array]) -> pa.Array:
-    """Element-wise OR, nulls as False."""
-    out = pc.fill_null(conds[0], False)
-    for c in conds[1:]:
-        out = pc.or_(out, pc.fill_null(c, False))
-    return out
+    return cols, pc.invert(pc.fill_null(any_of(*bad), False))
 
 
 def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:

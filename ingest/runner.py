@@ -34,6 +34,7 @@ from lassi.ingest import (
     alps_columnar,
     beacon_columnar,
     beacon_job,
+    beacon_job_columnar,
     beacon_maps,
     beacon_seeds,
     darshan,
@@ -92,7 +93,8 @@ def file_by_file(parse: Callable) -> Callable:
 
 
 SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
-COLUMNAR_SCHEDULERS = {"pbs": pbs_columnar, "alps": alps_columnar}
+COLUMNAR_SCHEDULERS = {"pbs": pbs_columnar, "alps": alps_columnar,
+                       "beacon-job": beacon_job_columnar}
 # Beacon layer -> (table, task-list parser `(tasks, site)` -> per batch of files: (rows as
 # dicts or a pyarrow Table of lassi.ingest.columnar.row_schema(table), [(task, quarantined
 # lines, ParseStats)]); `file_by_file` makes one of a per-file parser). The LWFS client
@@ -440,12 +442,14 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
 
     With `date`, only runs starting that day are kept; `primary` (default: all files)
     names the files whose quarantined lines are kept — neighbouring days' files only
-    complete launches that cross midnight. PBS and ALPS logs are read column-wise
-    (`pbs_columnar`, `alps_columnar`), the other schedulers line by line.
+    complete launches that cross midnight. PBS, ALPS and Beacon job logs are read
+    column-wise (`*_columnar`), Slurm's line by line.
     """
     tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
     if source in COLUMNAR_SCHEDULERS:
         table, qs, stats = COLUMNAR_SCHEDULERS[source].parse_files(files, tz=tz)
+        if source == "beacon-job":
+            table = beacon_job_columnar.named_nodes(table, site.nid_map)
         out: Any = _run_days(table, date)
         dates = sorted(set(pc.unique(out.column("date")).to_pylist()) | ({date} if date else set()))
     else:
