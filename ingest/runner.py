@@ -412,7 +412,8 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
 
 
 def _named_nodes(row: dict, names: dict[str, str]) -> dict:
-    """A job log may list nodes by IP (Beacon's node identity): name them through conf/."""
+    """A job log may list nodes by IP (Beacon's node identity): name them through conf/
+    (the row-wise rule `beacon_job_columnar.named_nodes` follows; its test compares)."""
     if row.get("nodes"):
         row["nodes"] = list(dict.fromkeys(names.get(n, n) for n in row["nodes"]))
         row["n_nodes"] = len(row["nodes"])
@@ -454,8 +455,6 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
         dates = sorted(set(pc.unique(out.column("date")).to_pylist()) | ({date} if date else set()))
     else:
         rows, qs, stats = _parse_scheduler(SCHEDULER[source], source, files, tz)
-        if source == "beacon-job":
-            rows = [_named_nodes(r, site.nid_map) for r in rows]
         out = _row_days(rows, date)
         dates = sorted({row[-1] for row in out} | ({date} if date else set()))
     keep = {str(p) for p in (primary or files)}

@@ -68,7 +68,7 @@ def _py(v: Any) -> Any:
 
 def local_rows(table: str, rows: Any) -> list:
     """A table's driver-side rows (tuples in schema order, or a pandas DataFrame with the
-    schema's columns) as tuples in schema order."""
+    schema's columns) as tuples in schema order; an Arrow table is passed on as it is."""
     if isinstance(rows, pa.Table):
         return rows
     if not hasattr(rows, "itertuples"):
