@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent / "cache"
@@ -29,3 +30,24 @@ def open_day(folder: str | Path):
         return None
     truth = json.loads((raw / "truth.json").read_text())
     return raw, truth, load_site("taihulight", nodes=int(truth["nodes"]))
+
+
+def day_parser(doc: str, layers: tuple[str, ...]) -> argparse.ArgumentParser:
+    """A bench's arguments: --day (a cached TaihuLight day, default the 4,096-node one)
+    and --sources (default `layers`)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
+                    help="a cached simulated TaihuLight day (its raw/ and truth.json)")
+    ap.add_argument("--sources", default=",".join(layers))
+    return ap
+
+
+def bench_day(folder: str | Path, app: str, cores: int):
+    """(raw folder, truth, site, a local Spark session of `cores`) of a cached day, or
+    None after one line saying none is cached there."""
+    from lassi.core.spark import get_spark
+
+    day = open_day(folder)
+    if day is None:
+        return None
+    return (*day, get_spark(app, master=f"local[{cores}]"))

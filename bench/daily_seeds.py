@@ -25,13 +25,12 @@ Usage: python bench/daily_seeds.py [--day DIR (default: cached_days.cached_day)]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day, open_day
+from cached_days import bench_day, day_parser
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -90,18 +89,12 @@ def measure(spark, site, layer: str, files: list[Path], scratch: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
-                    help="a cached simulated TaihuLight day (its raw/)")
-    ap.add_argument("--sources", default=",".join(LAYERS))
+    ap = day_parser(__doc__, LAYERS)
     args = ap.parse_args(argv)
-    from lassi.core.spark import get_spark
-
-    day = open_day(args.day)
-    if day is None:
+    opened = bench_day(args.day, "lassi bench daily seeds", CORES)
+    if opened is None:
         return 1
-    raw, truth, site = day
-    spark = get_spark("lassi bench daily seeds", master=f"local[{CORES}]")
+    raw, truth, site, spark = opened
     work = HERE / "cache" / "daily-seeds"
     results = {}
     print(f"{'source':<14} {'files':>5} {'lines':>10} {'parsed s':>9} {'stored s':>9} "

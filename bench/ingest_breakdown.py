@@ -23,13 +23,12 @@ Usage: python bench/ingest_breakdown.py [--day DIR (default: cached_days.cached_
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day, open_day
+from cached_days import bench_day, day_parser
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -111,18 +110,12 @@ def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
-                    help="a cached simulated TaihuLight day (its raw/ and truth.json)")
-    ap.add_argument("--sources", default=",".join(LAYERS))
+    ap = day_parser(__doc__, LAYERS)
     args = ap.parse_args(argv)
-    from lassi.core.spark import get_spark
-
-    opened = open_day(args.day)
+    opened = bench_day(args.day, "lassi bench ingest breakdown", CORES)
     if opened is None:
         return 1
-    raw, truth, site = opened
-    spark = get_spark("lassi bench ingest breakdown", master=f"local[{CORES}]")
+    raw, truth, site, spark = opened
     scratch = HERE / "cache" / "breakdown-scratch"
     results = {}
     print(f"{'source':<14} {'lines':>10} {'parse/cpu-s':>12} {'to_jvm/core':>12} "

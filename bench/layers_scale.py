@@ -20,14 +20,13 @@ Usage: python bench/layers_scale.py [--day DIR (default: cached_days.cached_day)
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import shutil
 import time
 from pathlib import Path
 
-from cached_days import cached_day, open_day
+from cached_days import bench_day, day_parser
 from results_file import record
 
 HERE = Path(__file__).resolve().parent
@@ -64,19 +63,13 @@ def warm(spark, site, layer: str, inputs: list[str], scratch: Path) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--day", default=str(cached_day("taihulight", 4096)),
-                    help="a cached simulated TaihuLight day (its raw/)")
+    ap = day_parser(__doc__, LAYERS)
     ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--sources", default=",".join(LAYERS))
     args = ap.parse_args(argv)
-    from lassi.core.spark import get_spark
-
-    day = open_day(args.day)
-    if day is None:
+    opened = bench_day(args.day, "lassi bench layers at scale", CORES)
+    if opened is None:
         return 1
-    raw, truth, site = day
-    spark = get_spark("lassi bench layers at scale", master=f"local[{CORES}]")
+    raw, truth, site, spark = opened
     work = HERE / "cache" / "layers-scale"
     results = {}
     print(f"{'source':<12} {'files':>6} {'lines':>11} {'wall s':>7} {'per core':>9}   "
