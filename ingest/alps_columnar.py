@@ -41,9 +41,10 @@ from lassi.ingest.columnar import (
     iso_micros,
     list_item,
     matches,
+    table_schema,
     when,
 )
-from lassi.ingest.pbs_columnar import FileReads, row_schema
+from lassi.ingest.driver_reads import FileReads
 
 from lassi.core.hostlist import MAX_HOSTS
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -205,7 +206,8 @@ def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: 
         "exit_status": pa.array(exits, pa.int32(), from_pandas=True),
         "source": pa.array(np.full(n, SOURCE, object), pa.string()),
     }
-    table = pa.Table.from_arrays([cols[f.name] for f in row_schema()], schema=row_schema())
+    schema = table_schema("app_run")
+    table = pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
     return table, mismatch
 
 

@@ -54,6 +54,16 @@ def parse_record(line: str, tz: str = "UTC") -> dict | None:
     )
 
 
+def named_nodes(row: dict, names: dict[str, str]) -> dict:
+    """A job log may list nodes by IP (Beacon's node identity): a row's nodes named through
+    `names` (the site's map), repeats dropped, n_nodes their count. The rule
+    `beacon_job_columnar.named_nodes` applies to a table (its test compares)."""
+    if row.get("nodes"):
+        row["nodes"] = list(dict.fromkeys(names.get(n, n) for n in row["nodes"]))
+        row["n_nodes"] = len(row["nodes"])
+    return row
+
+
 def parse_lines(
     lines: Iterable[str], file: str, *, tz: str = "UTC"
 ) -> tuple[list[dict], list[Quarantined], ParseStats]:

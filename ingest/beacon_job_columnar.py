@@ -31,9 +31,10 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     names_of,
+    table_schema,
     when,
 )
-from lassi.ingest.pbs_columnar import FileReads, row_schema
+from lassi.ingest.driver_reads import FileReads
 
 from lassi.core.hostlist import MAX_HOSTS
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -61,7 +62,7 @@ class _Parse(FileReads):
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
         """Read one file's rows."""
         blocks = self.blocks(path, partial(_fast, tz=self.tz), pool,
-                             lambda lines: (len(lines), row_schema().empty_table(),
+                             lambda lines: (len(lines), table_schema("app_run").empty_table(),
                                             list(enumerate(lines))))
         if blocks is None:
             return
@@ -82,11 +83,12 @@ class _Parse(FileReads):
                     rows.append(row)
             self.tables.append(table)
             if rows:
-                self.tables.append(pa.Table.from_pylist(rows, schema=row_schema()))
+                self.tables.append(pa.Table.from_pylist(rows, schema=table_schema("app_run")))
             first += n
 
     def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-        rows = pa.concat_tables(self.tables) if self.tables else row_schema().empty_table()
+        rows = (pa.concat_tables(self.tables) if self.tables
+                else table_schema("app_run").empty_table())
         self.stats.lines_used = self.stats.lines_read - self.stats.lines_quarantined
         self.bump("unfinished", rows.column("end").null_count)
         self.stats.rows = rows.num_rows
@@ -122,7 +124,7 @@ def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int
             "start": _timestamps(start.take(keep)), "end": _timestamps(end.take(keep)),
             "source": pa.array(np.full(len(keep), SOURCE, object), pa.string())}
     table = pa.Table.from_arrays([cols.get(f.name, pa.nulls(len(keep), f.type)).cast(f.type)
-                                  for f in row_schema()], schema=row_schema())
+                                  for f in table_schema("app_run")], schema=table_schema("app_run"))
     return n, table, slow
 
 
@@ -226,7 +228,7 @@ def _overlapping(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
 
 
 def named_nodes(table: pa.Table, names: dict[str, str]) -> pa.Table:
-    """runner's `_named_nodes` on a table: nodes listed by IP named through `names`, their
+    """`beacon_job.named_nodes` on a table: nodes listed by IP named through `names`, their
     duplicates dropped again, n_nodes their count."""
     nodes = table.column("nodes").combine_chunks()
     if not names or nodes.null_count == len(nodes):

@@ -265,6 +265,16 @@ def row_schema(table: str) -> pa.Schema:
                       for f in schema_of(table).fields if f.name != "date"])
 
 
+def table_schema(table: str) -> pa.Schema:
+    """A warehouse table's columns but `date`, with the Arrow types the warehouse's own
+    writes take (`frames.arrow_type`: timestamps UTC-aware): the driver-side readers'
+    tables."""
+    from lassi.core.frames import arrow_type
+
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType))
+                      for f in schema_of(table).fields if f.name != "date"])
+
+
 def when(cond: pa.Array, a, b) -> pa.Array:
     """`a` where cond is True, else `b` (a null cond counts as False)."""
     return pc.if_else(pc.fill_null(cond, False), a, b)

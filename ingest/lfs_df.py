@@ -37,7 +37,11 @@ from collections.abc import Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pyarrow as pa
+import pyarrow.compute as pc
+from lassi.ingest.columnar import table_schema
 from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
+from lassi.ingest.snapshot_columnar import read_table
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -226,10 +230,6 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
     """Read every input file of one snapshot source (`snapshot_columnar.read_table`, with
     the line parser `parse(path, date, tz)` for the files it leaves): `ost_health` rows
     that replace this source's rows of the snapshots' UTC days (and of `date`)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from lassi.ingest.snapshot_columnar import read_table, schema
-
     from lassi.core.textio import iter_files
 
     files = list(iter_files(inputs))
@@ -242,7 +242,7 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
         tables.append(t)
         qs += q
         stats.add(s)
-    rows = pa.concat_tables(tables) if tables else schema().empty_table()
+    rows = pa.concat_tables(tables) if tables else table_schema("ost_health").empty_table()
     rows = rows.append_column("date", pc.cast(rows.column("ts"), pa.date32()))
     days = sorted(set(pc.unique(rows.column("date")).to_pylist()) | ({date} if date else set()))
     tables = [TableRows("ost_health", rows, days, SourceRows((source,)))] if days else []

@@ -18,38 +18,32 @@ run outside the GIL.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.alps import read_lines, unreadable
 from lassi.ingest.columnar import (
-    READ_THREADS,
     Fields,
-    NotFast,
     all_of,
     any_of,
     fold_offsets,
     list_item,
     matches,
-    parsed_blocks,
+    table_schema,
     when,
 )
+from lassi.ingest.driver_reads import FileReads
 from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
-from lassi.core.frames import arrow_type
 from lassi.core.quarantine import ParseStats, Quarantined
-from lassi.core.schemas import schema_of
 
-T = TypeVar("T")
 # the attributes a row is made of
 KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_status",
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
@@ -69,14 +63,8 @@ _STAMP = "%m/%d/%Y %H:%M:%S"
 _INT32_MAX = 2**31 - 1
 
 
-def row_schema() -> pa.Schema:
-    """app_run's columns but `date`, with `frames.arrow_type`'s types."""
-    return pa.schema([pa.field(f.name, arrow_type(f.dataType))
-                      for f in schema_of("app_run").fields if f.name != "date"])
-
-
 def _records_schema() -> pa.Schema:
-    return pa.schema([*row_schema(), pa.field("seq", pa.int64()),
+    return pa.schema([*table_schema("app_run"), pa.field("seq", pa.int64()),
                       pa.field("rtype", pa.string())])
 
 
@@ -95,53 +83,6 @@ class _Block:
     records: pa.Table
     slow: list[tuple[int, str]]            # (line index in the block, line)
     other: int
-
-
-@dataclass
-class FileReads:
-    """The counts and quarantine of a driver-side column-wise reader across the files of
-    one ingest (`source`'s)."""
-
-    source: str
-    stats: ParseStats = field(init=False)
-    quarantine: list[Quarantined] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.stats = ParseStats(source=self.source)
-
-    def bump(self, key: str, n: int = 1) -> None:
-        if n:
-            self.stats.extra[key] = self.stats.extra.get(key, 0) + n
-
-    def read(self, paths: Iterable[str | Path]) -> tuple[pa.Table, list[Quarantined],
-                                                         ParseStats]:
-        """Every file read (`file`), then the rows (`finish`)."""
-        with ThreadPoolExecutor(READ_THREADS) as pool:
-            for path in paths:
-                self.file(path, pool)
-        return self.finish()
-
-    def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
-        raise NotImplementedError
-
-    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-        raise NotImplementedError
-
-    def blocks(self, path: str | Path, parse: Callable[[pa.StringArray], T],
-               pool: ThreadPoolExecutor, slow: Callable[[list[str]], T]) -> list[T] | None:
-        """`parse` of each block of the file; a file that cannot be read to its end gives
-        `slow` of all its lines (the line parser's reading), or None when it cannot be
-        read at all (quarantined whole: one pseudo-line)."""
-        try:
-            return parsed_blocks(path, parse, pool)
-        except NotFast:
-            lines, bad = read_lines(path, self.source)
-            if bad is None:
-                return [slow(lines)]
-            _, qs, st = unreadable(bad)
-            self.stats.add(st)
-            self.quarantine += qs
-            return None
 
 
 @dataclass
@@ -200,7 +141,7 @@ class _Parse(FileReads):
 def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:
     """The line parser's rows as records."""
     schema = _records_schema()
-    cols = [pa.array([r[f.name] for r in rows], f.type) for f in row_schema()]
+    cols = [pa.array([r[f.name] for r in rows], f.type) for f in table_schema("app_run")]
     cols += [pa.array([s for s, _ in seqs], pa.int64()), pa.array([k for _, k in seqs])]
     return pa.Table.from_arrays(cols, schema=schema)
 
@@ -224,7 +165,7 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
     last[order[:-1]] = ~same_prev[1:]
     fill = pa.array(~is_s & same & is_s[prev])
     cols = {}
-    for name in row_schema().names:
+    for name in table_schema("app_run").names:
         col = records.column(name).combine_chunks()
         if name in _FILLED:
             gap = pc.and_(fill, pc.is_null(col))

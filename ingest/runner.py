@@ -411,15 +411,6 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
     return [p.stats for p in parts]
 
 
-def _named_nodes(row: dict, names: dict[str, str]) -> dict:
-    """A job log may list nodes by IP (Beacon's node identity): name them through conf/
-    (the row-wise rule `beacon_job_columnar.named_nodes` follows; its test compares)."""
-    if row.get("nodes"):
-        row["nodes"] = list(dict.fromkeys(names.get(n, n) for n in row["nodes"]))
-        row["n_nodes"] = len(row["nodes"])
-    return row
-
-
 def _parse_scheduler(mod, source: str, files: list[Path], tz: str
                      ) -> tuple[list[dict], list, ParseStats]:
     """A scheduler module's rows, quarantine and accounting over `files`."""

@@ -26,10 +26,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.columnar import READ_THREADS, Fields, NotFast, all_of, line_blocks, matches, when
+from lassi.ingest.columnar import (
+    READ_THREADS,
+    Fields,
+    NotFast,
+    all_of,
+    line_blocks,
+    matches,
+    table_schema,
+    when,
+)
 from pyspark.sql.types import StructType
 
-from lassi.core.frames import arrow_table, arrow_type
+from lassi.core.frames import arrow_table
 from lassi.core.quarantine import ParseStats, Quarantined
 from lassi.core.schemas import schema_of
 
@@ -49,12 +58,6 @@ _MOUNT = r"^(?P<mount>\S+?)\[(?P<kind2>OST|MDT):(?P<idx>[0-9]{1,9})\]$"
 _STATUS = rf"^ *{_TARGET}_UUID *: *(?P<status>\S.*?) *$"
 _DEVICE_NAME = rf"^{_TARGET}-(?:osc|mdc)(?:-|$)"
 _INT32 = 2**31
-
-
-def schema() -> pa.Schema:
-    """ost_health's columns but `date`, with `frames.arrow_type`'s types."""
-    return pa.schema([pa.field(f.name, arrow_type(f.dataType))
-                      for f in schema_of("ost_health").fields if f.name != "date"])
 
 
 def read_table(path: str | Path, source: str, date: dt.date | None, tz: str,
@@ -244,7 +247,7 @@ def _rows(cols: dict[str, pa.Array], ts: np.ndarray, idx: np.ndarray, source: st
     the file, the rows' lines being `first` + idx)."""
     take = pa.array(idx)
     arrays = []
-    for field in schema():
+    for field in table_schema("ost_health"):
         if field.name == "source":
             arrays.append(pa.array(np.full(len(idx), source, object), pa.string()))
         elif field.name == "ts":
@@ -255,7 +258,7 @@ def _rows(cols: dict[str, pa.Array], ts: np.ndarray, idx: np.ndarray, source: st
         else:
             arrays.append(pa.nulls(len(idx), field.type))
     return pa.Table.from_arrays([*arrays, pa.array(idx + first, pa.int64())],
-                                names=[*schema().names, "_line"])
+                                names=[*table_schema("ost_health").names, "_line"])
 
 
 def _last_per_target(table: pa.Table) -> tuple[pa.Table, int]:

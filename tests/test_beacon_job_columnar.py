@@ -11,7 +11,6 @@ import random
 from pathlib import Path
 
 from lassi.ingest import beacon_job, beacon_job_columnar, columnar
-from lassi.ingest.runner import _named_nodes
 
 from tests.test_fuzz_ingest import SEED, realdata_or_none  # noqa: F401
 from tests.test_pbs_columnar import _key, empty_and_missing, fuzz_matches
@@ -107,7 +106,7 @@ def test_ip_node_names_as_the_runner_names_them(tmp_path):
              "\t".join(["4", "20.0.2.[100-101]", "x", "2018-02-25T00:01:00Z", "-"])]
     path = _write(tmp_path / "ips.log", lines)
     names = {"20.0.2.100": "cn7", "20.0.2.101": "cn7", "cn1": "cn9"}
-    want = [_named_nodes(r, names) for r in beacon_job.parse_file(path)[0]]
+    want = [beacon_job.named_nodes(r, names) for r in beacon_job.parse_file(path)[0]]
     table = beacon_job_columnar.named_nodes(beacon_job_columnar.parse_files([path])[0], names)
     assert sorted(map(_key, table.to_pylist())) == sorted(map(_key, want))
     assert {r["job_id"]: r["nodes"] for r in want}["4"] == ["cn7"]

@@ -1,0 +1,66 @@
+"""The frame of a driver-side column-wise reader (PBS, ALPS, the Beacon job log): its
+counts and quarantine across the files of one ingest, each file's blocks parsed two at a
+time, and the line parser's reading of a file that cannot be read to its end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import pyarrow as pa
+from lassi.ingest.alps import read_lines, unreadable
+from lassi.ingest.columnar import READ_THREADS, NotFast, parsed_blocks
+
+from lassi.core.quarantine import ParseStats, Quarantined
+
+T = TypeVar("T")
+
+
+@dataclass
+class FileReads:
+    """The counts and quarantine of a driver-side column-wise reader across the files of
+    one ingest (`source`'s)."""
+
+    source: str
+    stats: ParseStats = field(init=False)
+    quarantine: list[Quarantined] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stats = ParseStats(source=self.source)
+
+    def bump(self, key: str, n: int = 1) -> None:
+        if n:
+            self.stats.extra[key] = self.stats.extra.get(key, 0) + n
+
+    def read(self, paths: Iterable[str | Path]) -> tuple[pa.Table, list[Quarantined],
+                                                         ParseStats]:
+        """Every file read (`file`), then the rows (`finish`)."""
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            for path in paths:
+                self.file(path, pool)
+        return self.finish()
+
+    def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+        raise NotImplementedError
+
+    def blocks(self, path: str | Path, parse: Callable[[pa.StringArray], T],
+               pool: ThreadPoolExecutor, slow: Callable[[list[str]], T]) -> list[T] | None:
+        """`parse` of each block of the file; a file that cannot be read to its end gives
+        `slow` of all its lines (the line parser's reading), or None when it cannot be
+        read at all (quarantined whole: one pseudo-line)."""
+        try:
+            return parsed_blocks(path, parse, pool)
+        except NotFast:
+            lines, bad = read_lines(path, self.source)
+            if bad is None:
+                return [slow(lines)]
+            _, qs, st = unreadable(bad)
+            self.stats.add(st)
+            self.quarantine += qs
+            return None
