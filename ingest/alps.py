@@ -57,14 +57,30 @@ APP_RUN_FIELDS = (
 _APP_RUN_SET = frozenset(APP_RUN_FIELDS)
 
 
+# app_run's 32-bit integer fields
+_COUNTS = ("n_nodes", "n_procs", "exit_status")
+_INT32 = 2**31
+
+
 def app_row(**values: object) -> dict:
-    """An app_run row (all APP_RUN fields but `date`), unspecified fields None."""
+    """An app_run row (all APP_RUN fields but `date`), unspecified fields None; ValueError
+    (the line's quarantine reason) when a count does not fit app_run's 32-bit integers, as
+    the table's write would otherwise fail for the whole day."""
     unknown = values.keys() - _APP_RUN_SET
     if unknown:
         raise KeyError(f"not app_run fields: {sorted(unknown)}")
+    check_counts(values)
     row = dict.fromkeys(APP_RUN_FIELDS)
     row.update(values)
     return row
+
+
+def check_counts(values: dict) -> None:
+    """ValueError when one of app_run's integer fields in `values` is beyond 32 bits."""
+    for name in _COUNTS:
+        value = values.get(name)
+        if value is not None and not -_INT32 <= value < _INT32:
+            raise ValueError(f"{name} {value} out of range (app_run holds 32-bit integers)")
 
 
 def to_utc(dt: datetime, tz: str = "UTC") -> datetime:
@@ -331,8 +347,9 @@ def _unescape(msg: str, j: int) -> tuple[str, int]:
 
 def record(line: str, tz: str) -> tuple[str, tuple | None]:
     """One line read alone: ("ignored" | "other_apsys", None), or ("Starting" |
-    "Finishing", (time, items, a Starting's nodes and stated count)); ValueError (the
-    quarantine reason) when it is an apsys line that does not parse."""
+    "Finishing", (time, items, a Starting's (nodes, stated count, exe, process count)));
+    ValueError (the quarantine reason) when it is an apsys line that does not parse or a
+    count that app_run cannot hold."""
     head = _SYSLOG.match(line)
     if not line.strip() or head is None or head.group("tag") != "apsys":
         return "ignored", None
@@ -353,7 +370,12 @@ def record(line: str, tz: str) -> tuple[str, tuple | None]:
     if kind == "Starting":
         if not kv.get("batch_id"):
             raise ValueError(f"Starting without batch_id for apid {apid}")
-        fields = start_fields(kv)       # now, so a bad Starting is quarantined on its line
+        nodes, stated = start_fields(kv)   # now, so a bad Starting is quarantined on its line
+        exe, procs = parse_launch(kv.get("cmd_line"))
+        check_counts({"n_nodes": node_count(nodes, stated), "n_procs": procs})
+        fields = (nodes, stated, exe, procs)
+    else:
+        check_counts({"exit_status": to_int(kv.get("exit_code"))})
     return kind, (when, kv, fields)
 
 
@@ -365,7 +387,8 @@ class _Event:
     file: str
     line_no: int
     raw: str
-    start_fields: tuple[list[str] | None, int | None] | None = None   # of a Starting
+    # of a Starting: nodes, stated node count, exe, process count
+    start_fields: tuple[list[str] | None, int | None, str | None, int | None] | None = None
 
 
 @dataclass
@@ -438,9 +461,8 @@ def start_fields(kv: dict[str, str]) -> tuple[list[str] | None, int | None]:
 
 def _row(apid: str, start: _Event, end: _Event | None) -> dict:
     kv = start.kv
-    nodes, stated = start.start_fields or start_fields(kv)
+    nodes, stated, exe, procs = start.start_fields
     command = kv.get("cmd_line")
-    exe, procs = parse_launch(command)
     exit_code = to_int(end.kv.get("exit_code")) if end else None
     return app_row(
         app_id=apid, job_id=kv["batch_id"], user=kv.get("user"), exe=exe,

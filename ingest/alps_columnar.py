@@ -11,7 +11,7 @@ quarantine reason), and joins the others as an event of the same form.
 Events are then paired as `alps.parse_files` pairs them: the first Starting and the first
 Finishing of an apid (a later one is quarantined), a row per Starting (end None when it
 never finished), a Finishing without Starting quarantined. Nodes are expanded with numpy,
-the launch command is read by `alps.parse_launch` once per distinct command. The rows
+the launch command is read by `alps.parse_launch` once per distinct command of a block. The rows
 equal the line parser's (tests compare them).
 """
 
@@ -57,12 +57,13 @@ _NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
 _EPOCH = datetime(1970, 1, 1)
 _US = timedelta(microseconds=1)
 _STR = ("kind", "apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list",
-        "exit_code", "raw")
+        "exit_code", "exe", "raw")
 
 
 def _events_schema() -> pa.Schema:
     return pa.schema([pa.field("seq", pa.int64()), pa.field("file", pa.int32()),
                       pa.field("line_no", pa.int64()), pa.field("time", pa.int64()),
+                      pa.field("procs", pa.int64()),
                       *(pa.field(name, pa.string()) for name in _STR)])
 
 
@@ -120,10 +121,10 @@ class _Parse(FileReads):
                 self.stats.lines_used += 1
                 self.bump(kind)
                 continue
-            when_, kv, _ = event
-            rows.append([self.seq + i, file_idx, first + i + 1,
-                         (when_ - _EPOCH) // _US, kind, *(kv.get(k) for k in _STR[1:-1]),
-                         line])
+            when_, kv, fields = event
+            exe, procs = fields[2:] if fields else (None, None)
+            rows.append([self.seq + i, file_idx, first + i + 1, (when_ - _EPOCH) // _US,
+                         procs, kind, *(kv.get(k) for k in _STR[1:-2]), exe, line])
         ev = block.events
         ev = ev.set_column(0, "seq", pc.add(ev.column("seq"), self.seq))
         ev = ev.set_column(1, "file", pa.array(np.full(ev.num_rows, file_idx, np.int32)))
@@ -189,18 +190,16 @@ def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: 
     n_nodes = pa.array(np.where(listed, length, said), pa.int64(), mask=~listed & ~known)
     mismatch = int((listed & known & (said != length)).sum())
     commands = starts["cmd_line"]
-    launch = {c: parse_launch(c) for c in commands.dropna().unique()}
-    exe = [launch[c][0] if isinstance(c, str) else None for c in commands]
-    procs = [launch[c][1] if isinstance(c, str) else None for c in commands]
     exits = _ints(exit_code.where(pd.Series(finished, index=exit_code.index)))
     cols = {
         "app_id": pa.array(starts["apid"], pa.string()),
         "job_id": pa.array(starts["batch_id"], pa.string()),
         "user": pa.array(starts["user"], pa.string()),
         "project": pa.nulls(n, pa.string()), "job_name": pa.nulls(n, pa.string()),
-        "exe": pa.array(exe, pa.string()), "command": pa.array(commands, pa.string()),
+        "exe": pa.array(starts["exe"], pa.string()),
+        "command": pa.array(commands, pa.string()),
         "nodes": nodes, "n_nodes": n_nodes.cast(pa.int32()),
-        "n_procs": pa.array(procs, pa.int32()),
+        "n_procs": pa.array(starts["procs"], pa.int32(), from_pandas=True),
         "start": _timestamps(starts["time"].to_numpy(), np.ones(n, bool)),
         "end": _timestamps(end.fillna(0).to_numpy().astype(np.int64), finished),
         "exit_status": pa.array(exits, pa.int32(), from_pandas=True),
@@ -297,12 +296,16 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     ok = all_of(apsys, time_ok, items_ok, matches(apid, r"^[0-9]+$"))
     other = all_of(ok, pc.is_null(words_kind))
     starting = all_of(ok, pc.equal(words_kind, "Starting"))
-    nodes = kv["node_list"]
+    nodes, stated = kv["node_list"], kv["num_nodes"]
     start_ok = all_of(pc.fill_null(pc.not_equal(kv["batch_id"], ""), False),
-                      pc.or_(pc.is_null(kv["num_nodes"]), matches(kv["num_nodes"], r"^[0-9]+$")),
+                      pc.or_(pc.is_null(stated), matches(stated, r"^[0-9]{1,9}$")),
                       pc.or_(pc.fill_null(pc.equal(nodes, ""), True), matches(nodes, _NIDS)),
                       pc.invert(pa.array(_bad_ranges(nodes))))
-    event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing")), all_of(starting, start_ok))
+    exe, procs = _launches(kv["cmd_line"])
+    start_ok = all_of(start_ok, pc.or_(pc.is_null(procs), pc.less(pc.abs(procs), 2**31)))
+    end_ok = pc.invert(matches(kv["exit_code"], r"^\s*-?[0-9]{10}"))
+    event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing"), end_ok),
+                   all_of(starting, start_ok))
     fast = any_of(ignored, other, event)
     slow_idx = pc.indices_nonzero(pc.invert(fast))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
@@ -310,10 +313,20 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     cols = {"seq": keep.cast(pa.int64()), "file": pa.nulls(len(keep), pa.int32()),
             "line_no": pc.add(keep.cast(pa.int64()), 1), "time": time.take(keep),
             "kind": words_kind.take(keep), "raw": lines.take(keep),
-            **{k: kv[k].take(keep) for k in _STR[1:-1]}}
+            "exe": exe.take(keep), "procs": procs.take(keep),
+            **{k: kv[k].take(keep) for k in _STR[1:-2]}}
     events = pa.Table.from_arrays([cols[f.name] for f in _events_schema()],
                                   schema=_events_schema())
     return _Block(n, events, slow, pc.sum(ignored).as_py() or 0, pc.sum(other).as_py() or 0)
+
+
+def _launches(commands: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """`alps.parse_launch` (exe, process count) of each distinct launch command once."""
+    enc = pc.dictionary_encode(commands)
+    launches = [parse_launch(c) for c in enc.dictionary.to_pylist()]
+    exe = pa.array([e for e, _ in launches], pa.string())
+    procs = pa.array([p for _, p in launches], pa.int64())
+    return pc.take(exe, enc.indices), pc.take(procs, enc.indices)
 
 
 def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:

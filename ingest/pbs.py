@@ -46,7 +46,6 @@ PBS_DEFAULT_PROJECT = "_pbs_project_default"
 _EXEC_STAR = re.compile(r"[^+/]+/\d+\*\d+(?:\+[^+/]+/\d+\*\d+)*")
 _EXEC_STAR_ITEM = re.compile(r"([^+/]+)/\d+\*(\d+)")
 _EPOCH = datetime(1970, 1, 1)
-_INT32 = 2**31
 
 
 def split_attributes(message: str) -> dict[str, str]:
@@ -166,15 +165,11 @@ def job_row(rtype: str, header_time: datetime, job_id: str, kv: dict[str, str]) 
         raise ValueError(f"bad Exit_status={exit_text!r}")
     nodes, procs = _nodes_and_procs(kv)
     stated = to_int(kv.get("unique_node_count")) or to_int(kv.get("Resource_List.nodect"))
-    counts = {"n_nodes": node_count(nodes, stated), "n_procs": procs,
-              "exit_status": to_int(exit_text)}
-    for name, value in counts.items():
-        if value is not None and not -_INT32 <= value < _INT32:
-            raise ValueError(f"{name} {value} out of range (app_run holds 32-bit integers)")
     return app_row(
         app_id=job_id, job_id=job_id, user=kv.get("user") or None, project=_project(kv),
-        job_name=kv.get("jobname") or None, nodes=nodes, source=SOURCE, start=start,
-        end=end, **counts)
+        job_name=kv.get("jobname") or None, nodes=nodes, n_nodes=node_count(nodes, stated),
+        n_procs=procs, start=start, end=end, exit_status=to_int(exit_text), source=SOURCE,
+    )
 
 
 def _header_time(stamp: str) -> datetime:

@@ -67,6 +67,11 @@ RULES = [
     _line("26", "Starting", START.replace('in.nml"', "in.nml")),
     _line("27", "Starting", START + ", apid=28"),
     _line("29", "Starting", START.replace("8-10", "0-2000000")),
+    # counts app_run cannot hold (32 bits): quarantined on their own lines
+    _line("40", "Starting", START.replace(", node_list=8-10", "").replace("s=3", "s=12345678901")),
+    _line("41", "Starting", START.replace("-n 72", "-n 9999999999")),
+    _line("42", "Starting", START.replace("-n 72", "-n 2000000000 ./a : -n 2000000000")),
+    _line("43", "Starting", START), _line("43", "Finishing", END.replace("=0,", "=4294967296,")),
     "2017-10-10T01:02:00Z c0-0c0s0n1 apsys 12345",
     "2017-10-10T01:02:00Z c0-0c0s0n1 apsys: apid=30, Starting, batch_id=1",
     "2017-10-10T01:02:00Z c0-0c0s0n1 apsched[77]: Bound apid 0 resId 4072",
@@ -88,7 +93,7 @@ def test_every_rule_matches_the_line_parser(tmp_path):
                                    "nid00013"]
     assert by_id["6"]["exit_status"] == 0 and by_id["8"]["exit_status"] == 137
     assert by_id["9"]["start"] == dt.datetime(2017, 10, 9, 19, 30, 0, 123000)
-    assert len(qs) == 13
+    assert len(qs) == 17
 
 
 def test_local_times_files_and_blocks(tmp_path, monkeypatch):
