@@ -44,7 +44,7 @@ from lassi.ingest.columnar import (
     table_schema,
     when,
 )
-from lassi.ingest.driver_reads import FileReads
+from lassi.ingest.driver_reads import FileReads, Progress
 
 from lassi.core.hostlist import MAX_HOSTS
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -67,10 +67,11 @@ def _events_schema() -> pa.Schema:
                       *(pa.field(name, pa.string()) for name in _STR)])
 
 
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC"
+def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
+                progress: Progress | None = None
                 ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """`alps.parse_files` as an Arrow table of app_run's columns (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths)
+    return _Parse(SOURCE, tz=tz).read(paths, progress)
 
 
 @dataclass

@@ -506,7 +506,7 @@ def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
                  ) -> tuple[pa.Array, pa.BooleanArray]:
     """Epoch microseconds of `YYYY-MM-DD HH:MM:SS` local wall times (as written, null where
     no such date exists) and `lwfs_server.local_matches` of every line: each distinct local
-    time is read once, and the UTC offsets (either fold) once per distinct minute."""
+    time is read once, and the UTC offsets (either fold) once per distinct day."""
     enc = pc.dictionary_encode(text)
     keys = enc.dictionary
     iso = pc.binary_join_element_wise(pc.replace_substring(keys, " ", "T", max_replacements=1),

@@ -183,23 +183,42 @@ def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:
 
 def fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
     """The (fold 0, fold 1) UTC offsets in µs of each valid `YYYY-MM-DD HH:MM:SS` local
-    time: per distinct minute when its first and last seconds have the same (a zone's
-    offsets change at its transitions only), else per second."""
+    time: per distinct day when its first and last seconds have the same (a zone's
+    offsets change at its transitions only, and no zone of the tz database has two
+    within four days: a test checks), else per distinct minute, else per second."""
+    days = pc.dictionary_encode(pc.utf8_slice_codeunits(keys, 0, 10))
+    per_day = np.zeros((len(days.dictionary), 2), np.int64)
+    whole = np.zeros(len(days.dictionary), bool)
+    for j, d in enumerate(days.dictionary.to_pylist()):
+        try:
+            first = datetime(int(d[:4]), int(d[5:7]), int(d[8:10]))
+        except (ValueError, TypeError):
+            continue
+        a = _offsets(first, tz)
+        if a == _offsets(first.replace(hour=23, minute=59, second=59), tz):
+            per_day[j], whole[j] = a, True
+    at = days.indices.to_numpy(zero_copy_only=False)
+    offs = per_day[at]
+    rest = np.flatnonzero(valid & ~whole[at])
+    if len(rest):
+        offs[rest] = _minute_offsets(keys.take(pa.array(rest)), tz)
+    return offs
+
+
+def _minute_offsets(keys: pa.Array, tz: ZoneInfo) -> np.ndarray:
+    """`fold_offsets` of valid local times per distinct minute when its first and last
+    seconds have the same, else per second."""
     minutes = pc.dictionary_encode(pc.utf8_slice_codeunits(keys, 0, 16))
     per_minute = np.zeros((len(minutes.dictionary), 2), np.int64)
     whole = np.zeros(len(minutes.dictionary), bool)
     for j, m in enumerate(minutes.dictionary.to_pylist()):
-        try:
-            first = datetime(int(m[:4]), int(m[5:7]), int(m[8:10]), int(m[11:13]),
-                             int(m[14:16]))
-        except (ValueError, TypeError):
-            continue
+        first = datetime(int(m[:4]), int(m[5:7]), int(m[8:10]), int(m[11:13]), int(m[14:16]))
         a, b = _offsets(first, tz), _offsets(first.replace(second=59), tz)
         if a == b:
             per_minute[j], whole[j] = a, True
     at = minutes.indices.to_numpy(zero_copy_only=False)
     offs = per_minute[at]
-    for i in np.flatnonzero(valid & ~whole[at]):
+    for i in np.flatnonzero(~whole[at]):
         v = keys[int(i)].as_py()
         offs[i] = _offsets(datetime.strptime(v, "%Y-%m-%d %H:%M:%S"), tz)
     return offs

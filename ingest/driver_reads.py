@@ -17,6 +17,7 @@ from lassi.ingest.columnar import READ_THREADS, NotFast, parsed_blocks
 from lassi.core.quarantine import ParseStats, Quarantined
 
 T = TypeVar("T")
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -35,12 +36,16 @@ class FileReads:
         if n:
             self.stats.extra[key] = self.stats.extra.get(key, 0) + n
 
-    def read(self, paths: Iterable[str | Path]) -> tuple[pa.Table, list[Quarantined],
-                                                         ParseStats]:
-        """Every file read (`file`), then the rows (`finish`)."""
+    def read(self, paths: Iterable[str | Path], progress: Progress | None = None
+             ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+        """Every file read (`file`; `progress(files done, files)` after each), then the
+        rows (`finish`)."""
+        paths = list(paths)
         with ThreadPoolExecutor(READ_THREADS) as pool:
-            for path in paths:
+            for done, path in enumerate(paths, 1):
                 self.file(path, pool)
+                if progress is not None:
+                    progress(done, len(paths))
         return self.finish()
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:

@@ -39,7 +39,7 @@ from lassi.ingest.columnar import (
     table_schema,
     when,
 )
-from lassi.ingest.driver_reads import FileReads
+from lassi.ingest.driver_reads import FileReads, Progress
 from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -68,10 +68,11 @@ def _records_schema() -> pa.Schema:
                       pa.field("rtype", pa.string())])
 
 
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC"
+def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
+                progress: Progress | None = None
                 ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
     """`pbs.parse_files` as an Arrow table of app_run's columns (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths)
+    return _Parse(SOURCE, tz=tz).read(paths, progress)
 
 
 @dataclass

@@ -30,10 +30,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import (
-    alps,
     alps_columnar,
     beacon_columnar,
-    beacon_job,
     beacon_job_columnar,
     beacon_maps,
     beacon_seeds,
@@ -44,9 +42,8 @@ from lassi.ingest import (
     lmt,
     lustre_columnar,
     lwfs_client,
-    pbs,
     pbs_columnar,
-    slurm,
+    slurm_columnar,
     writer,
 )
 from lassi.ingest.beacon_seeds import SeedStore, file_day
@@ -92,9 +89,9 @@ def file_by_file(parse: Callable) -> Callable:
     return many
 
 
-SCHEDULER = {"pbs": pbs, "slurm": slurm, "alps": alps, "beacon-job": beacon_job}
-COLUMNAR_SCHEDULERS = {"pbs": pbs_columnar, "alps": alps_columnar,
-                       "beacon-job": beacon_job_columnar}
+# scheduler -> its column-wise reader (each falls back to its line parser per line)
+SCHEDULER = {"pbs": pbs_columnar, "slurm": slurm_columnar, "alps": alps_columnar,
+             "beacon-job": beacon_job_columnar}
 # Beacon layer -> (table, task-list parser `(tasks, site)` -> per batch of files: (rows as
 # dicts or a pyarrow Table of lassi.ingest.columnar.row_schema(table), [(task, quarantined
 # lines, ParseStats)]); `file_by_file` makes one of a per-file parser). The LWFS client
@@ -411,22 +408,6 @@ def ingest_beacon(spark: SparkSession, wh: Warehouse, site: Site,
     return [p.stats for p in parts]
 
 
-def _parse_scheduler(mod, source: str, files: list[Path], tz: str
-                     ) -> tuple[list[dict], list, ParseStats]:
-    """A scheduler module's rows, quarantine and accounting over `files`."""
-    if hasattr(mod, "parse_files"):
-        return mod.parse_files(files, tz=tz)
-    rows, qs, stats = [], [], ParseStats(source)
-    for i, f in enumerate(files, 1):
-        r, q, s = mod.parse_file(f, tz=tz)
-        rows += r
-        qs += q
-        stats.add(s)
-        _progress(i, len(files), source)
-    return rows, qs, stats
-
-
-@paused_gc()                # its rows are many small objects, kept to the end
 def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date | None,
                      primary: set[Path] | None = None, tz: str | None = None) -> IngestResult:
     """Parse scheduler records into `app_run` rows (partitioned by their start day) that
@@ -434,40 +415,24 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
 
     With `date`, only runs starting that day are kept; `primary` (default: all files)
     names the files whose quarantined lines are kept — neighbouring days' files only
-    complete launches that cross midnight. PBS, ALPS and Beacon job logs are read
-    column-wise (`*_columnar`), Slurm's line by line.
+    complete launches that cross midnight. Each scheduler's records are read column-wise
+    (`*_columnar`).
     """
     tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
-    if source in COLUMNAR_SCHEDULERS:
-        table, qs, stats = COLUMNAR_SCHEDULERS[source].parse_files(files, tz=tz)
-        if source == "beacon-job":
-            table = beacon_job_columnar.named_nodes(table, site.nid_map)
-        out: Any = _run_days(table, date)
-        dates = sorted(set(pc.unique(out.column("date")).to_pylist()) | ({date} if date else set()))
-    else:
-        rows, qs, stats = _parse_scheduler(SCHEDULER[source], source, files, tz)
-        out = _row_days(rows, date)
-        dates = sorted({row[-1] for row in out} | ({date} if date else set()))
+    table, qs, stats = SCHEDULER[source].parse_files(
+        files, tz=tz, progress=lambda done, total: _progress(done, total, source))
+    if source == "beacon-job":
+        table = beacon_job_columnar.named_nodes(table, site.nid_map)
+    out = _run_days(table, date)
+    dates = sorted(set(pc.unique(out.column("date")).to_pylist()) | ({date} if date else set()))
     keep = {str(p) for p in (primary or files)}
     qs = [q for q in qs if q.file in keep]
     return IngestResult(stats, [TableRows("app_run", out, dates, SourceRows((source,)))], qs)
 
 
-def _row_days(rows: list[dict], date: dt.date | None) -> list[tuple]:
-    """app_run tuples with their `date` (the start's day, else the end's), only `date`'s
-    when given."""
-    fields = schema_of("app_run").fieldNames()[:-1]
-    out = []
-    for r in rows:
-        day = (r["start"] or r["end"]).date() if (r["start"] or r["end"]) else None
-        if day is None or (date is not None and day != date):
-            continue
-        out.append((*[r.get(k) for k in fields], day))
-    return out
-
-
 def _run_days(table: pa.Table, date: dt.date | None) -> pa.Table:
-    """`_row_days` of an Arrow table of app_run columns."""
+    """app_run columns with their `date` (the start's day, else the end's), only `date`'s
+    when given."""
     day = pc.cast(pc.coalesce(table.column("start"), table.column("end")), pa.date32())
     table = table.append_column("date", day)
     keep = pc.is_valid(day) if date is None else pc.fill_null(

@@ -121,13 +121,77 @@ def _nodes(text: str) -> list[str] | None:
 
 
 @dataclass
-class _Record:
+class Record:
     """One parsed record awaiting the file-level step/job decision."""
 
     job_id: str
     step: str
-    row: dict
+    row: dict | None
     info: dict  # user / project / job_name as written on this line
+
+
+def record(line: str, names: list[str] | tuple[str, ...], trailing: bool, tz: str
+           ) -> tuple[Record | None, tuple[str, ...]]:
+    """One data line of a layout (`names`, `trailing` `|`) as a record (None for a blank
+    line) and the counters it bumps; ValueError (the quarantine reason) when unreadable."""
+    if not line.strip():
+        return None, ()
+    rec = split_record(line, names, trailing)
+    job_id, step = _split_id(rec)
+    info = {"user": rec.get("user"), "project": rec.get("account"),
+            "job_name": rec.get("jobname")}
+    if step and not _NUMBERED_STEP.fullmatch(step):
+        return Record(job_id, step, None, info), ("non_app_steps",)
+    row, bumps = _row(rec, job_id, step, tz)
+    return Record(job_id, step, row, info), bumps
+
+
+def _row(rec: dict, job_id: str, step: str, tz: str) -> tuple[dict | None, tuple[str, ...]]:
+    """An allocation's or numbered step's app_run row (None: never started) and the
+    counters it bumps."""
+    start = parse_time(rec.get("start", ""), tz)
+    end = parse_time(rec.get("end", ""), tz)
+    if start is None:
+        return None, ("not_started",)
+    bumps: tuple[str, ...] = ()
+    state = (rec.get("state") or "").split(" ")[0].upper().rstrip("+")
+    if state in _NOT_ENDED or end is None:
+        end = None
+        bumps = ("unfinished",)
+    elif end < start:
+        raise ValueError(f"End {end} before Start {start}")
+    nodes = _nodes(rec["nodelist"])
+    command = rec.get("submitline") or None
+    exe, _ = parse_launch(command)
+    if exe is None and step and not command:
+        exe = rec.get("jobname") or None
+    return app_row(
+        app_id=f"{job_id}.{step}" if step else job_id, job_id=job_id, exe=exe,
+        command=command, nodes=nodes, n_nodes=node_count(nodes, to_int(rec.get("nnodes"))),
+        n_procs=to_int(rec.get("ncpus")), start=start, end=end,
+        exit_status=to_int(rec.get("exitcode")), source=SOURCE,
+    ), bumps
+
+
+def decide(records: list[Record]) -> tuple[list[dict], int]:
+    """The step/job rule over one input's records: the rows, steps' blank user/project/job
+    name filled from their allocation line; and how many allocation rows were dropped
+    (extra["jobs_with_steps"])."""
+    stepped = {r.job_id for r in records if r.step and r.row is not None}
+    alloc = {r.job_id: r.info for r in records if not r.step}
+    rows, dropped = [], 0
+    for r in records:
+        if r.row is None:
+            continue
+        if not r.step and r.job_id in stepped:
+            dropped += 1
+            continue
+        parent = alloc.get(r.job_id, {})
+        for key, own in r.info.items():
+            value = (parent.get(key) or own) if key == "job_name" else (own or parent.get(key))
+            r.row[key] = value or None
+        rows.append(r.row)
+    return rows, dropped
 
 
 @dataclass
@@ -136,12 +200,13 @@ class _Parser:
     file: str
     stats: ParseStats = field(default_factory=lambda: ParseStats(source=SOURCE, files=1))
     quarantine: list[Quarantined] = field(default_factory=list)
-    records: list[_Record] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     names: list[str] | tuple[str, ...] = XDMOD_FIELDS
     trailing: bool = False
 
-    def bump(self, key: str) -> None:
-        self.stats.extra[key] = self.stats.extra.get(key, 0) + 1
+    def bump(self, key: str, n: int = 1) -> None:
+        if n:
+            self.stats.extra[key] = self.stats.extra.get(key, 0) + n
 
     def run(self, lines: list[str]) -> tuple[list[dict], list[Quarantined], ParseStats]:
         self.stats.lines_read = len(lines)
@@ -160,73 +225,26 @@ class _Parser:
                 self.quarantine.append(Quarantined(SOURCE, self.file, line_no, line, str(exc)))
             else:
                 self.stats.lines_used += 1
-        rows = self._decide()
+        rows, dropped = decide(self.records)
+        self.bump("jobs_with_steps", dropped)
         self.stats.rows = len(rows)
         return rows, self.quarantine, self.stats
 
     def _line(self, line: str) -> None:
-        if not line.strip():
-            return
-        header = read_header(line)
+        header = read_header(line) if line.strip() else None
         if header is not None:
-            self.names, self.trailing = header, line.rstrip().endswith("|")
+            self.names, self.trailing = header, is_trailing(line)
             return
-        rec = split_record(line, self.names, self.trailing)
-        job_id, step = _split_id(rec)
-        if step and not _NUMBERED_STEP.fullmatch(step):
-            self.bump("non_app_steps")
-            self._remember(job_id, step, None, rec)
-            return
-        row = self._row(rec, job_id, step)
-        self._remember(job_id, step, row, rec)
+        rec, bumps = record(line, self.names, self.trailing, self.tz)
+        for key in bumps:
+            self.bump(key)
+        if rec is not None:
+            self.records.append(rec)
 
-    def _remember(self, job_id: str, step: str, row: dict | None, rec: dict) -> None:
-        info = {"user": rec.get("user"), "project": rec.get("account"),
-                "job_name": rec.get("jobname")}
-        self.records.append(_Record(job_id, step, row, info))
 
-    def _row(self, rec: dict, job_id: str, step: str) -> dict | None:
-        start = parse_time(rec.get("start", ""), self.tz)
-        end = parse_time(rec.get("end", ""), self.tz)
-        if start is None:
-            self.bump("not_started")
-            return None
-        state = (rec.get("state") or "").split(" ")[0].upper().rstrip("+")
-        if state in _NOT_ENDED or end is None:
-            end = None
-            self.bump("unfinished")
-        elif end < start:
-            raise ValueError(f"End {end} before Start {start}")
-        nodes = _nodes(rec["nodelist"])
-        command = rec.get("submitline") or None
-        exe, _ = parse_launch(command)
-        if exe is None and step and not command:
-            exe = rec.get("jobname") or None
-        return app_row(
-            app_id=f"{job_id}.{step}" if step else job_id, job_id=job_id, exe=exe,
-            command=command, nodes=nodes, n_nodes=node_count(nodes, to_int(rec.get("nnodes"))),
-            n_procs=to_int(rec.get("ncpus")), start=start, end=end,
-            exit_status=to_int(rec.get("exitcode")), source=SOURCE,
-        )
-
-    def _decide(self) -> list[dict]:
-        """Apply the step/job rule and fill steps' blank user/project/job name."""
-        stepped = {r.job_id for r in self.records if r.step and r.row is not None
-                   and _NUMBERED_STEP.fullmatch(r.step)}
-        alloc = {r.job_id: r.info for r in self.records if not r.step}
-        rows = []
-        for r in self.records:
-            if r.row is None:
-                continue
-            if not r.step and r.job_id in stepped:
-                self.bump("jobs_with_steps")
-                continue
-            parent = alloc.get(r.job_id, {})
-            for key, own in r.info.items():
-                value = (parent.get(key) or own) if key == "job_name" else (own or parent.get(key))
-                r.row[key] = value or None
-            rows.append(r.row)
-        return rows
+def is_trailing(header: str) -> bool:
+    """Whether a header row ends with `|` (`sacct -p`): its data lines do too."""
+    return header.rstrip().endswith("|")
 
 
 def _is_bad_header(line: str) -> bool:

@@ -13,20 +13,12 @@ from pathlib import Path
 from lassi.ingest import beacon_job, beacon_job_columnar, columnar
 
 from tests.test_fuzz_ingest import SEED, realdata_or_none  # noqa: F401
-from tests.test_pbs_columnar import _key, empty_and_missing, fuzz_matches
+from tests.test_pbs_columnar import _key, empty_and_missing, fuzz_matches, per_file
 
 
 def both(paths: list[Path], tz: str = "UTC") -> tuple[list, list]:
     """Asserts the column-wise reading equals the line parser; returns the latter's."""
-    rows, qs, st = [], [], None
-    for path in paths:
-        r, q, s = beacon_job.parse_file(path, tz=tz)
-        rows += r
-        qs += q
-        if st is None:
-            st = s
-        else:
-            st.add(s)
+    rows, qs, st = per_file(beacon_job.parse_file, paths, tz)
     table, qs2, st2 = beacon_job_columnar.parse_files(paths, tz=tz)
     assert sorted(map(_key, table.to_pylist())) == sorted(map(_key, rows))
     assert sorted((q.file, q.line_no, q.raw, q.reason) for q in qs2) == sorted(

@@ -12,6 +12,7 @@ import datetime as dt
 import gzip
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from lassi.ingest import columnar, lwfs_client
@@ -217,3 +218,38 @@ def test_many_files_in_one_call_equal_file_by_file(tmp_path, site, monkeypatch):
     key = lambda r: tuple("" if v is None else str(v) for v in r.values())  # noqa: E731
     assert sorted(got_rows, key=key) == sorted(want_rows, key=key)
     assert sum(s.lines_quarantined for _, _, s in got) > 20      # the awkward lines counted
+
+
+def test_no_zone_changes_offset_twice_within_a_day():
+    """`fold_offsets` takes a day's offsets from its first and last seconds: exact only
+    while no zone of the tz database has two transitions within a day (the closest two:
+    Africa/Freetown's, four days apart in 1939). Later years follow each zone's rule."""
+    zoneinfo = pytest.importorskip("zoneinfo._zoneinfo")
+    from zoneinfo import available_timezones
+
+    gaps = []
+    for key in available_timezones():
+        zone = zoneinfo.ZoneInfo.no_cache(key)
+        times = getattr(zone, "_trans_utc", None)
+        if times is None:
+            pytest.skip("this zoneinfo keeps its transitions elsewhere")
+        gaps += [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(gaps) > 86_400
+
+
+def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
+    """Every minute (and the seconds either side of each change) of days with and without
+    a transition, in zones with hour and half-hour changes, read as Python reads them."""
+    from zoneinfo import ZoneInfo
+
+    days = [dt.datetime(2017, 3, 12), dt.datetime(2017, 11, 5), dt.datetime(2017, 6, 1),
+            dt.datetime(2017, 4, 2), dt.datetime(2017, 10, 1), dt.datetime(1939, 9, 1)]
+    stamps = [d + dt.timedelta(minutes=m, seconds=s) for d in days for m in range(1440)
+              for s in (0, 59)]
+    keys = pa.array([t.strftime("%Y-%m-%d %H:%M:%S") for t in stamps])
+    for name in ("America/Chicago", "Australia/Lord_Howe", "Africa/Freetown", "UTC"):
+        tz = ZoneInfo(name)
+        got = columnar.fold_offsets(keys, np.ones(len(keys), bool), tz)
+        want = [[(t.replace(fold=f, tzinfo=tz).utcoffset() // dt.timedelta(microseconds=1))
+                 for f in (0, 1)] for t in stamps]
+        assert got.tolist() == want, name

@@ -44,6 +44,20 @@ def both(paths: list[Path], tz: str = "UTC") -> tuple[list, list]:
     return rows, qs
 
 
+def per_file(parse_file, paths: list[Path], tz: str) -> tuple[list, list, object]:
+    """A line parser's `parse_file` over several files: rows, quarantine, summed counts."""
+    rows, qs, st = [], [], None
+    for path in paths:
+        r, q, s = parse_file(path, tz=tz)
+        rows += r
+        qs += q
+        if st is None:
+            st = s
+        else:
+            st.add(s)
+    return rows, qs, st
+
+
 def _write(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
