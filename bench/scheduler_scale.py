@@ -26,6 +26,7 @@ Usage: python bench/scheduler_scale.py [--copies 100] [--sources pbs ...]
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import re
@@ -46,6 +47,7 @@ _PBS_ID = re.compile(r"(\d+)\.sdb")
 _APID = re.compile(r"apid=(\d+)")
 _NID = re.compile(r"nid(\d{5})")
 _CMD = re.compile(r'cmd_line="([^"]*)"')
+_ISO_SECOND = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 _PBS_SECOND = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:)(\d\d)")
 
 
@@ -71,8 +73,14 @@ def _pbs_alps(line: str, k: int) -> str:
 
 
 def _slurm(line: str, k: int) -> str:
+    """Copy k of a sacct line: its own job ids, its times k seconds later (a site's jobs
+    start and end at other seconds: distinct times are not read once for all copies)."""
     f = line.split("|", 2)
-    return "|".join([f"{f[0]}{k:02d}", f"{f[1]}{k:02d}", f[2]]) if len(f) == 3 else line
+    if len(f) != 3:
+        return line
+    rest = _ISO_SECOND.sub(lambda m: (dt.datetime.fromisoformat(m.group(0))
+                                      + dt.timedelta(seconds=k)).isoformat(), f[2])
+    return "|".join([f"{f[0]}{k:02d}", f"{f[1]}{k:02d}", rest])
 
 
 def _beacon_job(line: str, k: int) -> str:
@@ -109,7 +117,8 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
     for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
         if only and source not in only:
             continue
-        target = OUT / f"x{copies}-v2" / source / path.name      # v2: PBS hosts and times vary
+        # v2: PBS hosts and times vary; v3: Slurm times too
+        target = OUT / f"x{copies}-{'v3' if source == 'slurm' else 'v2'}" / source / path.name
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()

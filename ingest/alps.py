@@ -98,16 +98,20 @@ _NO_TIME = {"", "unknown", "none", "n/a", "(null)"}
 def parse_time(text: str, tz: str = "UTC") -> datetime | None:
     """ISO-8601 (offset or `Z` honoured, else local in `tz`) or epoch seconds -> naive UTC.
 
-    Empty/`Unknown`/`None` give None; anything else unreadable raises ValueError.
+    Empty/`Unknown`/`None` give None; anything else unreadable or beyond datetime's
+    years (year 1-9999 in UTC) raises ValueError.
     """
     s = text.strip()
     if s.lower() in _NO_TIME:
         return None
-    if s.isdigit():
-        return datetime.fromtimestamp(int(s), timezone.utc).replace(tzinfo=None)
-    if s.endswith(("Z", "z")):
-        s = s[:-1] + "+00:00"
-    return to_utc(datetime.fromisoformat(s), tz)
+    try:
+        if s.isdigit():
+            return datetime.fromtimestamp(int(s), timezone.utc).replace(tzinfo=None)
+        if s.endswith(("Z", "z")):
+            s = s[:-1] + "+00:00"
+        return to_utc(datetime.fromisoformat(s), tz)
+    except (OverflowError, OSError) as exc:       # beyond datetime's years once in UTC
+        raise ValueError(f"time {text.strip()!r} out of range: {exc}") from exc
 
 
 def node_count(nodes: list[str] | None, stated: int | None) -> int | None:

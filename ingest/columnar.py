@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lassi.ingest.iso_times import read_iso
 
 from lassi.core.schemas import schema_of
 from lassi.core.textio import open_bytes
@@ -34,12 +35,9 @@ _US = timedelta(microseconds=1)
 T = TypeVar("T")
 READ_THREADS = 2               # blocks parsed at once by the driver-side column-wise readers
 BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
-UTC_RE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
-          r"(?:\.[0-9]{3}|\.[0-9]{6})?Z$")
 COUNT_RE = r"^[0-9]{1,18}$"      # 18 digits always fit a LongType
-# ISO-8601 as `iso_micros` reads it: the wall time and the offset ("" without one)
-ISO_RE = (r"^(?P<wall>[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}"
-          r"(?:\.[0-9]{3}|\.[0-9]{6})?)(?P<off>Z|[+-][0-9]{2}:[0-9]{2})?$")
+_YEAR_1900 = -2_208_988_800 * 1_000_000   # 1900-01-01 and 2201-01-01 UTC, epoch µs
+_YEAR_2201 = 7_289_654_400 * 1_000_000
 PRINTABLE_RE = r"^[!-~]+(?: [!-~]+)*$"   # printable ASCII fields, one space apart
 
 
@@ -149,30 +147,11 @@ def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:
 
 def utc_micros(text: pa.Array) -> pa.Array:
     """Epoch microseconds of `YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z` strings, null where the
-    text is not one or names no real instant (Feb 30, 24:00, a leap second, year 0): Arrow's
-    parser normalises those, so a value counts only when its fields read back unchanged.
-
-    A distinct text is converted once when most repeat (a counter layer's series share
-    their sample times: 4,757 distinct times in a block of 212k Lustre client lines)."""
-    enc = pc.dictionary_encode(text)
-    if len(enc.dictionary) * 2 > len(text):
-        return _utc_micros(text)
-    return pc.take(_utc_micros(enc.dictionary), enc.indices)
-
-
-def _utc_micros(text: pa.Array) -> pa.Array:
-    ok = pc.and_(matches(text, UTC_RE), pc.invert(matches(text, "^0000")))
-    secs = pc.strptime(pc.utf8_slice_codeunits(text, 0, 19), format="%Y-%m-%dT%H:%M:%S",
-                       unit="us", error_is_null=True)
-    for start, part in ((8, pc.day), (11, pc.hour), (14, pc.minute), (17, pc.second)):
-        digits = when(ok, pc.utf8_slice_codeunits(text, start, start + 2), "0")
-        ok = all_of(ok, pc.equal(part(secs), pc.cast(digits, pa.int64())))
-    frac = pc.utf8_slice_codeunits(text, 20, -1)
-    digits = pc.utf8_length(frac)
-    scale = pc.if_else(pc.equal(digits, 3), 1000, 1)
-    frac = when(pc.and_(ok, pc.greater(digits, 0)), frac, "0")
-    sub = pc.multiply(pc.cast(frac, pa.int64()), scale)
-    return when(ok, pc.add(secs.cast(pa.int64()), sub), pa.scalar(None, pa.int64()))
+    text is not one or names no real instant (Feb 30, 24:00, a leap second, year 0), read
+    from the bytes with numpy (`iso_times`)."""
+    iso = read_iso(text)
+    ok = iso.ok & (iso.zone == 1) & ~iso.spaced
+    return pa.array(iso.wall, pa.int64(), mask=~ok)
 
 
 def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:
@@ -227,30 +206,17 @@ def _minute_offsets(keys: pa.Array, tz: ZoneInfo) -> np.ndarray:
 def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     """`alps.parse_time` of ISO-8601 texts (`T` or a space between date and time; `.fff`
     or `.ffffff`; `Z`, `+HH:MM`, `-HH:MM` or no offset: local in `tz`, fold 0) as UTC
-    epoch microseconds, and where this reading is exact (other texts: the caller's line
-    parser)."""
-    parts = pc.extract_regex(text, ISO_RE).flatten()
-    wall_text = pc.replace_substring(parts[0], " ", "T", max_replacements=1)
-    off = when(pc.equal(parts[1], ""), pa.scalar(None, pa.string()), parts[1])  # none: ""
-    wall = utc_micros(pc.binary_join_element_wise(wall_text, pa.scalar("Z"), ""))
-    year = pc.cast(pc.fill_null(pc.utf8_slice_codeunits(wall_text, 0, 4), "0"), pa.int64())
-    fixed = all_of(pc.is_valid(off), pc.not_equal(off, "Z"))
-    hours = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 1, 3), "0"), pa.int64())
-    minutes = pc.cast(when(fixed, pc.utf8_slice_codeunits(off, 4, 6), "0"), pa.int64())
-    sign = when(pc.starts_with(off, "-"), -1, 1)
-    offset = when(fixed, pc.multiply(sign, pc.add(pc.multiply(hours, 3600),
-                                                  pc.multiply(minutes, 60))), 0)
-    ok = all_of(pc.is_valid(wall), pc.greater_equal(year, 1900), pc.less_equal(year, 2200),
-                pc.or_(pc.invert(fixed), all_of(pc.less_equal(hours, 23),
-                                                pc.less_equal(minutes, 59))))
-    utc = pc.subtract(pc.fill_null(wall, 0), pc.multiply(offset, 1_000_000))
-    local = np.asarray(all_of(ok, pc.is_null(off)))
-    if tz != "UTC" and local.any():
-        keys = pc.fill_null(pc.replace_substring(pc.utf8_slice_codeunits(wall_text, 0, 19),
-                                                 "T", " "), "1970-01-01 00:00:00")
-        shift = np.where(local, fold_offsets(keys, local, ZoneInfo(tz))[:, 0], 0)
-        utc = pc.subtract(utc, pa.array(shift))
-    return utc, ok
+    epoch microseconds, and where this reading is exact: years 1900-2200 (other texts:
+    the caller's line parser)."""
+    iso = read_iso(text)
+    ok = iso.ok & (iso.wall >= _YEAR_1900) & (iso.wall < _YEAR_2201)
+    utc = iso.wall - iso.offset * 1_000_000
+    local = np.flatnonzero(ok & (iso.zone == 0))
+    if tz != "UTC" and len(local):
+        wall = text.take(pa.array(local))
+        keys = pc.replace_substring(pc.utf8_slice_codeunits(wall, 0, 19), "T", " ")
+        utc[local] -= fold_offsets(keys, np.ones(len(local), bool), ZoneInfo(tz))[:, 0]
+    return pa.array(utc, pa.int64()), pa.array(ok)
 
 
 def utc_day(micros: pa.Array) -> pa.Array:

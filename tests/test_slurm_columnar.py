@@ -84,6 +84,7 @@ RULES = [
     _h("43", nodes="n[2-1]"), _h("44", nodes="n[1"), _h("45", nodes="a,,b"),
     _h("46", nodes="n[0-2000000]"), _h("", raw=""), "1|2|3", _h("47", nodes="a b"),
     _h("48", ncpus="99999999999"), _h("49", exit_="3000000000"),
+    _h("54", end="9999-12-31T23:59:59"), _h("55", start="99999999999999"),  # beyond datetime
     "",
     "   ",
     # a layout without the trailing `|` and with the job name last (pipes kept in it)
@@ -112,7 +113,7 @@ def test_every_rule_matches_the_line_parser(tmp_path):
     assert by_id["31.0"]["job_id"] == "31" and "26.3" in by_id and "30" in by_id
     assert by_id["50.0"]["job_name"] == "a|b|c" and by_id["52"]["job_name"] == "p||q"
     assert by_id["11"]["end"] is None and "12" not in by_id
-    assert len(qs) == 14
+    assert len(qs) == 16
 
 
 def test_blocks_files_and_zones(tmp_path, monkeypatch):
