@@ -204,7 +204,7 @@ def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: 
         "start": _timestamps(starts["time"].to_numpy(), np.ones(n, bool)),
         "end": _timestamps(end.fillna(0).to_numpy().astype(np.int64), finished),
         "exit_status": pa.array(exits, pa.int32(), from_pandas=True),
-        "source": pa.array(np.full(n, SOURCE, object), pa.string()),
+        "source": pa.repeat(pa.scalar(SOURCE), n),
     }
     schema = table_schema("app_run")
     table = pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)

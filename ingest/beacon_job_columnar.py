@@ -119,7 +119,7 @@ def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int
                              field_[2]).take(keep),
             "nodes": nodes, "n_nodes": pc.list_value_length(nodes).cast(pa.int32()),
             "start": _timestamps(start.take(keep)), "end": _timestamps(end.take(keep)),
-            "source": pa.array(np.full(len(keep), SOURCE, object), pa.string())}
+            "source": pa.repeat(pa.scalar(SOURCE), len(keep))}
     table = pa.Table.from_arrays([cols.get(f.name, pa.nulls(len(keep), f.type)).cast(f.type)
                                   for f in table_schema("app_run")], schema=table_schema("app_run"))
     return n, table, slow

@@ -148,7 +148,17 @@ def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:
 def utc_micros(text: pa.Array) -> pa.Array:
     """Epoch microseconds of `YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z` strings, null where the
     text is not one or names no real instant (Feb 30, 24:00, a leap second, year 0), read
-    from the bytes with numpy (`iso_times`)."""
+    from the bytes with numpy (`iso_times`).
+
+    A distinct text is converted once when most repeat (a counter layer's series share
+    their sample times: 4,757 distinct times in a block of 212k Lustre client lines)."""
+    enc = pc.dictionary_encode(text)
+    if len(enc.dictionary) * 2 > len(text):
+        return _utc_micros(text)
+    return pc.take(_utc_micros(enc.dictionary), enc.indices)
+
+
+def _utc_micros(text: pa.Array) -> pa.Array:
     iso = read_iso(text)
     ok = iso.ok & (iso.zone == 1) & ~iso.spaced
     return pa.array(iso.wall, pa.int64(), mask=~ok)
@@ -209,7 +219,7 @@ def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     epoch microseconds, and where this reading is exact: years 1900-2200 (other texts:
     the caller's line parser)."""
     iso = read_iso(text)
-    ok = iso.ok & (iso.wall >= _YEAR_1900) & (iso.wall < _YEAR_2201)
+    ok = iso.ok & in_years(iso.wall)
     utc = iso.wall - iso.offset * 1_000_000
     local = np.flatnonzero(ok & (iso.zone == 0))
     if tz != "UTC" and len(local):
@@ -217,6 +227,12 @@ def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
         keys = pc.replace_substring(pc.utf8_slice_codeunits(wall, 0, 19), "T", " ")
         utc[local] -= fold_offsets(keys, np.ones(len(local), bool), ZoneInfo(tz))[:, 0]
     return pa.array(utc, pa.int64()), pa.array(ok)
+
+
+def in_years(wall: np.ndarray) -> np.ndarray:
+    """Where epoch microseconds fall in the years 1900-2200 (the columnar readers' range
+    for local times; the line parsers read the others)."""
+    return (wall >= _YEAR_1900) & (wall < _YEAR_2201)
 
 
 def utc_day(micros: pa.Array) -> pa.Array:

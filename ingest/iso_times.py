@@ -22,10 +22,11 @@ _SHAPES = {19: (0, 0), 20: (0, 1), 25: (0, 2), 23: (3, 0), 24: (3, 1), 29: (3, 2
 _WIDTH = 32
 _DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
 _MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-_BY_LENGTH = np.zeros((_WIDTH + 1, 2), np.int64)
+_FRACTION = np.zeros(_WIDTH + 1, np.int32)
+_ZONE = np.zeros(_WIDTH + 1, np.int8)
 _KNOWN = np.zeros(_WIDTH + 1, bool)
 for _n, (_f, _o) in _SHAPES.items():
-    _BY_LENGTH[_n], _KNOWN[_n] = (_f, _o), True
+    _FRACTION[_n], _ZONE[_n], _KNOWN[_n] = _f, _o, True
 
 
 @dataclass
@@ -53,14 +54,16 @@ def read_iso(text: pa.Array) -> IsoTimes:
     data = text.buffers()[2]
     raw = np.frombuffer(data, np.uint8) if data is not None and data.size else np.zeros(1,
                                                                                        np.uint8)
-    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
-    known = _KNOWN[np.clip(lengths, 0, _WIDTH)] & (lengths <= _WIDTH)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    shape = np.where(lengths <= _WIDTH, lengths, 0)
+    known = _KNOWN[shape]
     if text.null_count:
         known &= np.asarray(text.is_valid())
     width = max(19, int(lengths[known].max(initial=19)))
-    b = raw[np.minimum(starts[:, None] + np.arange(width), len(raw) - 1)]
+    padded = np.concatenate([raw, np.zeros(width, np.uint8)])
+    b = np.lib.stride_tricks.sliding_window_view(padded, width)[starts]   # row per value
     b[~known] = 0                     # bytes past a value's end: never read for its shape
-    frac_digits, zone = _BY_LENGTH[np.where(known, lengths, 19)].T
+    frac_digits, zone = _FRACTION[shape], _ZONE[shape]
     d = b - np.uint8(48)                       # a byte below `0` wraps past 9
     ok = known & np.all(d[:, _DIGITS] <= 9, axis=1)
     ok &= (b[:, 4] == 45) & (b[:, 7] == 45) & (b[:, 13] == 58) & (b[:, 16] == 58)
@@ -76,18 +79,18 @@ def read_iso(text: pa.Array) -> IsoTimes:
     ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
     frac = _fraction(b, d, frac_digits)
     ok &= frac >= 0
-    tail = 19 + np.where(frac_digits > 0, frac_digits + 1, 0)   # where the offset starts
+    tail = np.where(frac_digits > 0, frac_digits + 20, 19)      # where the offset starts
     offset, offset_ok = _offset(b, d, tail, zone)
     ok &= offset_ok
-    wall = ((_days(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
-            * 1_000_000 + frac)
+    wall = ((_days(year, month, day).astype(np.int64) * 86_400
+             + (hour * 3600 + minute * 60 + second)) * 1_000_000 + frac)
     return IsoTimes(np.where(ok, wall, 0), np.where(ok, offset, 0), zone, ok, spaced & ok)
 
 
 def _number(d: np.ndarray, cols: tuple[int, ...]) -> np.ndarray:
     """The decimal number written in these digit columns."""
-    out = np.zeros(len(d), np.int64)
-    for c in cols:
+    out = d[:, cols[0]].astype(np.int32)
+    for c in cols[1:]:
         out = out * 10 + d[:, c]
     return out
 

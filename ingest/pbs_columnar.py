@@ -34,12 +34,14 @@ from lassi.ingest.columnar import (
     all_of,
     any_of,
     fold_offsets,
+    in_years,
     list_item,
     matches,
     table_schema,
     when,
 )
 from lassi.ingest.driver_reads import FileReads, Progress
+from lassi.ingest.iso_times import read_iso
 from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -59,7 +61,7 @@ _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
 _FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
-_STAMP = "%m/%d/%Y %H:%M:%S"
+_STAMP = r"^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}$"
 _INT32_MAX = 2**31 - 1
 
 
@@ -208,7 +210,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
         if f.name == "seq":
             arrays.append(keep.cast(pa.int64()))
         elif f.name == "source":
-            arrays.append(pa.array(np.full(len(keep), SOURCE, object), pa.string()))
+            arrays.append(pa.repeat(pa.scalar(SOURCE), len(keep)))
         elif f.name in cols:
             arrays.append(cols[f.name].take(keep).cast(f.type))
         else:
@@ -230,18 +232,17 @@ def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:
 
 def _header_micros(stamps: pa.Array, tz: str) -> pa.Array:
     """UTC epoch microseconds of `MM/DD/YYYY HH:MM:SS` local in `tz` (pbs.to_utc: fold 0),
-    each distinct text read once; null where it names no real time or a year outside
-    1900-2200 (the line parser reads those)."""
+    each distinct text read once (as ISO-8601, `iso_times`); null where it names no real
+    time or a year outside 1900-2200 (the line parser reads those)."""
     enc = pc.dictionary_encode(stamps)
     keys = enc.dictionary
-    secs = pc.strptime(keys, format=_STAMP, unit="s", error_is_null=True)
-    year = pc.year(secs)
-    ok = all_of(pc.equal(pc.strftime(secs, format=_STAMP), keys),   # Arrow normalises
-                pc.greater_equal(year, 1900), pc.less_equal(year, 2200))
-    valid = np.asarray(ok)
-    micros = np.asarray(pc.fill_null(secs.cast(pa.int64()), 0)) * 1_000_000
+    day = pc.binary_join_element_wise(*(pc.utf8_slice_codeunits(keys, a, b)
+                                        for a, b in ((6, 10), (0, 2), (3, 5))), "-")
+    wall = pc.binary_join_element_wise(day, pc.utf8_slice_codeunits(keys, 11, 19), " ")
+    iso = read_iso(wall)
+    valid = iso.ok & (iso.zone == 0) & in_years(iso.wall) & np.asarray(matches(keys, _STAMP))
+    micros = iso.wall
     if tz != "UTC":
-        wall = pc.fill_null(pc.strftime(secs, format="%Y-%m-%d %H:%M:%S"), "1970-01-01 00:00:00")
         micros = micros - fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
     return pc.take(pa.array(micros, pa.int64(), mask=~valid), enc.indices)
 

@@ -342,7 +342,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
         if f.name == "seq":
             arrays.append(pc.add(keep.cast(pa.int64()), first))
         elif f.name == "source":
-            arrays.append(pa.array(np.full(len(keep), SOURCE, object), pa.string()))
+            arrays.append(pa.repeat(pa.scalar(SOURCE), len(keep)))
         elif f.name in ("start", "end"):
             arrays.append(_timestamps(cols[f.name].take(keep)))
         else:

@@ -249,7 +249,7 @@ def _rows(cols: dict[str, pa.Array], ts: np.ndarray, idx: np.ndarray, source: st
     arrays = []
     for field in table_schema("ost_health"):
         if field.name == "source":
-            arrays.append(pa.array(np.full(len(idx), source, object), pa.string()))
+            arrays.append(pa.repeat(pa.scalar(source), len(idx)))
         elif field.name == "ts":
             arrays.append(pa.array(ts[idx]).cast(pa.timestamp("us"))
                           .cast(pa.timestamp("us", tz="UTC")))
