@@ -135,13 +135,20 @@ def named_nodes(table: pa.Table, names: dict[str, str]) -> pa.Table:
     nodes = table.column("nodes").combine_chunks()
     if not names or nodes.null_count == len(nodes):
         return table
-    flat = names_of(nodes.flatten(), names)
-    flat = pc.coalesce(flat, nodes.flatten())
+    mapped = names_of(nodes.flatten(), names)
+    hit = np.asarray(pc.is_valid(mapped))
+    if not hit.any():
+        return table
+    flat = pc.coalesce(mapped, nodes.flatten())
     who = np.asarray(pc.list_parent_indices(nodes))
-    codes = np.asarray(pc.dictionary_encode(flat).indices).astype(np.int64)
-    first = np.flatnonzero(~pd.Series(who * (codes.max(initial=0) + 1) + codes)
-                           .duplicated().to_numpy())
     n = len(nodes)
+    touched = np.zeros(n, bool)                 # lists with a name mapped: new repeats
+    touched[who[hit]] = True
+    at = np.flatnonzero(touched[who])
+    codes = np.asarray(pc.dictionary_encode(flat.take(pa.array(at))).indices).astype(np.int64)
+    keep = np.ones(len(flat), bool)
+    keep[at] = ~pd.Series(who[at] * (codes.max(initial=0) + 1) + codes).duplicated().to_numpy()
+    first = np.flatnonzero(keep)
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(who[first], minlength=n), out=offsets[1:])
     named = pa.ListArray.from_arrays(pa.array(offsets), flat.take(pa.array(first)),

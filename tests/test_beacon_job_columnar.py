@@ -102,3 +102,5 @@ def test_ip_node_names_as_the_runner_names_them(tmp_path):
     table = beacon_job_columnar.named_nodes(beacon_job_columnar.parse_files([path])[0], names)
     assert sorted(map(_key, table.to_pylist())) == sorted(map(_key, want))
     assert {r["job_id"]: r["nodes"] for r in want}["4"] == ["cn7"]
+    unnamed = beacon_job_columnar.parse_files([path])[0]        # a map naming none of them
+    assert beacon_job_columnar.named_nodes(unnamed, {"cn99": "x"}).equals(unnamed)
