@@ -60,11 +60,12 @@ XDMOD_FIELDS = (
     "ncpus", "reqcpus", "reqmem", "reqtres", "alloctres", "timelimit", "nodelist", "jobname",
 )
 REQUIRED = ("jobid", "start", "end", "nodelist")
-_NOT_ENDED = {
+# states of a record that has not ended (its End is no end time)
+NOT_ENDED = {
     "RUNNING", "PENDING", "SUSPENDED", "REQUEUED", "RESIZING", "CONFIGURING",
     "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT",
 }
-_NO_NODES = {"", "none assigned", "none", "(null)", "unknown"}
+NO_NODES = {"", "none assigned", "none", "(null)", "unknown"}  # NodeList naming no node
 _NUMBERED_STEP = re.compile(r"\d+(\+\d+)?")
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -115,7 +116,7 @@ def _split_id(rec: dict) -> tuple[str, str]:
 
 
 def _nodes(text: str) -> list[str] | None:
-    if text.strip().lower() in _NO_NODES:
+    if text.strip().lower() in NO_NODES:
         return None
     return list(dict.fromkeys(expand_hostlist(text))) or None
 
@@ -155,7 +156,7 @@ def _row(rec: dict, job_id: str, step: str, tz: str) -> tuple[dict | None, tuple
         return None, ("not_started",)
     bumps: tuple[str, ...] = ()
     state = (rec.get("state") or "").split(" ")[0].upper().rstrip("+")
-    if state in _NOT_ENDED or end is None:
+    if state in NOT_ENDED or end is None:
         end = None
         bumps = ("unfinished",)
     elif end < start:

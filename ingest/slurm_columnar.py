@@ -49,8 +49,8 @@ from lassi.ingest.columnar import (
 from lassi.ingest.driver_reads import FileReads, Progress
 from lassi.ingest.hostlist_columnar import expand_host_lists
 from lassi.ingest.slurm import (
-    _NO_NODES,
-    _NOT_ENDED,
+    NO_NODES,
+    NOT_ENDED,
     SOURCE,
     XDMOD_FIELDS,
     BadHeader,
@@ -307,7 +307,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
     started = all_of(app, pc.is_valid(start))
     state = list_item(pc.split_pattern(pc.fill_null(lay.get("state"), ""), " "), 0)
     state = pc.utf8_rtrim(pc.utf8_upper(state), "+")
-    open_end = all_of(started, any_of(pc.is_in(state, pa.array(sorted(_NOT_ENDED))),
+    open_end = all_of(started, any_of(pc.is_in(state, pa.array(sorted(NOT_ENDED))),
                                       pc.is_null(end)))
     end = when(open_end, pa.scalar(None, pa.int64()), end)
     backwards = pc.fill_null(pc.less(end, start), False)
@@ -381,7 +381,7 @@ def _leading_int(v: pa.Array) -> tuple[pa.Array, pa.Array]:
 def _nodes(text: pa.Array) -> tuple[pa.Array, pa.Array]:
     """`slurm._nodes` per line (null: no nodes) and where this reading is exact."""
     s = pc.utf8_trim(pc.fill_null(text, ""), " ")
-    none = pc.is_in(pc.utf8_lower(s), pa.array(sorted(_NO_NODES)))
+    none = pc.is_in(pc.utf8_lower(s), pa.array(sorted(NO_NODES)))
     listed = pc.indices_nonzero(pc.invert(none))
     nodes, ok = expand_host_lists(s.take(listed))
     where = np.full(len(s), -1, np.int64)
