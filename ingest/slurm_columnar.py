@@ -291,14 +291,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
          first: int) -> _Run:
     """A run's records that the column-wise reading takes; the rest left over."""
     lay = _Layout(lines, names, trailing)
-    shown = pc.utf8_trim(pc.fill_null(lay.get("jobid"), ""), " ")
-    raw = pc.utf8_trim(pc.fill_null(lay.get("jobidraw"), ""), " ")
-    ident = when(pc.not_equal(raw, ""), raw, shown)
-    job_step = pc.split_pattern(ident, ".", max_splits=1)
-    job = list_item(job_step, 0)
-    step = pc.fill_null(list_item(job_step, 1), "")
-    shown_step = pc.fill_null(list_item(pc.split_pattern(shown, ".", max_splits=1), 1), "")
-    step = when(pc.equal(step, ""), shown_step, step)
+    ident, job, step = _ids(lay)
     is_alloc = pc.equal(step, "")
     numbered = matches(step, _NUMBERED)
     app = pc.or_(is_alloc, numbered)                 # its line may give a row
@@ -337,6 +330,27 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
             "job_name": job_name, "exe": exe, "command": command, "nodes": nodes,
             "n_nodes": n_nodes, "n_procs": n_procs, "start": start, "end": end,
             "exit_status": exit_status, "step": step, "has_row": started}
+    taken = np.asarray(take)
+    counts = {"non_app_steps": int((taken & ~np.asarray(app)).sum()),
+              "not_started": int((taken & np.asarray(app) & ~np.asarray(started)).sum()),
+              "unfinished": int((taken & np.asarray(open_end)).sum())}
+    return _Run(_records(cols, keep, first), slow, counts, names, trailing)
+
+
+def _ids(lay: _Layout) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """`slurm._split_id` per line: the id read (JobIDRaw, else JobID; "" when neither),
+    the job and the step ("" for the allocation line)."""
+    shown = pc.utf8_trim(pc.fill_null(lay.get("jobid"), ""), " ")
+    raw = pc.utf8_trim(pc.fill_null(lay.get("jobidraw"), ""), " ")
+    ident = when(pc.not_equal(raw, ""), raw, shown)
+    job_step = pc.split_pattern(ident, ".", max_splits=1)
+    step = pc.fill_null(list_item(job_step, 1), "")
+    shown_step = pc.fill_null(list_item(pc.split_pattern(shown, ".", max_splits=1), 1), "")
+    return ident, list_item(job_step, 0), when(pc.equal(step, ""), shown_step, step)
+
+
+def _records(cols: dict[str, pa.Array], keep: pa.Array, first: int) -> pa.Table:
+    """The records table of the lines `keep` (indices in a run starting at line `first`)."""
     arrays = []
     for f in _records_schema():
         if f.name == "seq":
@@ -347,12 +361,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
             arrays.append(_timestamps(cols[f.name].take(keep)))
         else:
             arrays.append(cols[f.name].take(keep).cast(f.type))
-    records = pa.Table.from_arrays(arrays, schema=_records_schema())
-    taken = np.asarray(take)
-    counts = {"non_app_steps": int((taken & ~np.asarray(app)).sum()),
-              "not_started": int((taken & np.asarray(app) & ~np.asarray(started)).sum()),
-              "unfinished": int((taken & np.asarray(open_end)).sum())}
-    return _Run(records, slow, counts, names, trailing)
+    return pa.Table.from_arrays(arrays, schema=_records_schema())
 
 
 def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
