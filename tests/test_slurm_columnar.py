@@ -187,3 +187,40 @@ def test_fuzzed_real_sample_matches_the_line_parser(realdata_or_none, tmp_path):
 
 def test_empty_and_missing_inputs(tmp_path):
     empty_and_missing(slurm_columnar.parse_files, both, tmp_path)
+
+
+HOST_LISTS = [
+    "a1,b[01-03],a1", "c[1-2]-[3-4]", "n[1,2]x,n[3]", "n[2-1]", "n[1", "n]1[", "a,,b", ",a",
+    "a,", "n[[1]]", "a b", "", "n[001-003,2,0002]", "x[1-500,1-500],y[1-10]",
+    "x[1-400],x[1-400],y1", "x[0-999],y[1-2]", "x[0-998],y[1]", "q[08-10],q[9],q9", "é[1]",
+    "n[1-3],m[2],n2",
+]
+
+
+def test_host_lists_expand_as_expand_hostlist(monkeypatch):
+    """`hostlist_columnar.expand_host_lists` against `expand_hostlist` with repeats dropped:
+    each value it reads gives the same names in the same order, and it leaves to the line
+    parser every value `expand_hostlist` refuses (including a list of more than MAX_HOSTS
+    names before its repeats are dropped; MAX_HOSTS 1,000 here)."""
+    import pyarrow as pa
+    from lassi.ingest import hostlist_columnar
+    from lassi.ingest.hostlist_columnar import expand_host_lists
+
+    from lassi.core import hostlist
+    from lassi.core.hostlist import expand_hostlist
+
+    monkeypatch.setattr(hostlist, "MAX_HOSTS", 1000)
+    monkeypatch.setattr(hostlist_columnar, "MAX_HOSTS", 1000)
+
+    nodes, ok = expand_host_lists(pa.array(HOST_LISTS))
+    for text, got, fine in zip(HOST_LISTS, nodes.to_pylist(), ok.to_pylist(), strict=True):
+        try:
+            want = list(dict.fromkeys(expand_hostlist(text))) or None
+        except ValueError:
+            assert not fine, text
+            continue
+        if fine:
+            assert got == want, text
+    assert ok.to_pylist()[HOST_LISTS.index("a1,b[01-03],a1")]
+    assert not ok.to_pylist()[HOST_LISTS.index("x[1-500,1-500],y[1-10]")]
+    assert nodes.to_pylist()[HOST_LISTS.index("x[1-400],x[1-400],y1")][-2:] == ["x400", "y1"]
