@@ -264,6 +264,7 @@ class _Layout:
 
     def __init__(self, lines: pa.StringArray, names: tuple[str, ...], trailing: bool) -> None:
         self.lines, self.names = lines, names
+        self._got: dict[str, pa.Array] = {}
         self.parts = pc.split_pattern(lines, "|")
         count = np.asarray(pc.list_value_length(self.parts))
         width = len(names)
@@ -276,7 +277,12 @@ class _Layout:
         self.fits = (fields == width) | self.merged
 
     def get(self, name: str) -> pa.Array:
-        """The field's text per line (null when the layout lacks it)."""
+        """The field's text per line (null when the layout lacks it), read once."""
+        if name not in self._got:
+            self._got[name] = self._get(name)
+        return self._got[name]
+
+    def _get(self, name: str) -> pa.Array:
         if name not in self.names:
             return pa.nulls(len(self.lines), pa.string())
         i = self.names.index(name)
@@ -366,14 +372,28 @@ def _records(cols: dict[str, pa.Array], keep: pa.Array, first: int) -> pa.Table:
 
 def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     """`alps.parse_time` as UTC epoch microseconds (null: no time) and where this reading
-    is exact."""
-    s = pc.utf8_trim(pc.fill_null(text, ""), " ")
+    is exact: ISO-8601 as written, then the other values trimmed (no-time words, epoch
+    seconds, ISO-8601 between spaces)."""
+    text = pc.fill_null(text, "")
+    micros, ok = iso_micros(text, tz)
+    rest = pc.indices_nonzero(pc.invert(ok))
+    if not len(rest):
+        return micros, ok
+    s = pc.utf8_trim(text.take(rest), " ")
     none = pc.is_in(pc.utf8_lower(s), _NO_TIME)
     epoch = matches(s, _EPOCH)
     seconds = pc.multiply(pc.cast(when(epoch, s, "0"), pa.int64()), 1_000_000)
     iso, iso_ok = iso_micros(s, tz)
-    micros = when(none, pa.scalar(None, pa.int64()), when(epoch, seconds, iso))
-    return micros, any_of(none, epoch, iso_ok)
+    values = when(none, pa.scalar(None, pa.int64()), when(epoch, seconds, iso))
+    good = any_of(none, epoch, iso_ok)
+    at = np.asarray(rest)
+    out = np.asarray(micros).copy()
+    valid = np.ones(len(out), bool)
+    out[at] = np.asarray(pc.fill_null(values, 0))
+    valid[at] = np.asarray(pc.is_valid(values))
+    flags = np.asarray(ok).copy()
+    flags[at] = np.asarray(good)
+    return pa.array(out, pa.int64(), mask=~valid), pa.array(flags)
 
 
 def _timestamps(micros: pa.Array) -> pa.Array:
