@@ -229,7 +229,9 @@ def _from_records(recs: list[Record], seqs: list[int]) -> pa.Table:
 def decided(records: pa.Table) -> tuple[pa.Table, int]:
     """`slurm.decide` on a file's records: its rows in line order, and how many
     allocation rows its steps dropped."""
-    records = records.sort_by("seq")
+    seq = np.asarray(records.column("seq").combine_chunks())
+    if (np.diff(seq) < 0).any():                      # the line parser's records follow
+        records = records.sort_by("seq")
     job = np.asarray(pc.dictionary_encode(records.column("job_id").combine_chunks())
                      .indices).astype(np.int64)
     alloc = np.asarray(pc.equal(records.column("step"), "").combine_chunks())
@@ -243,15 +245,19 @@ def decided(records: pa.Table) -> tuple[pa.Table, int]:
     parent = pa.array(parent[job], mask=parent[job] < 0)
     cols = {}
     for name in table_schema("app_run").names:
-        col = records.column(name).combine_chunks()
+        col = records.column(name)
         if name in _INFO:
+            col = col.combine_chunks()
             theirs = col.take(parent)
             col = (when(_truthy(theirs), theirs, col) if name == "job_name"
                    else when(_truthy(col), col, theirs))
             col = when(_truthy(col), col, pa.scalar(None, pa.string()))
         cols[name] = col
-    keep = pa.array(np.flatnonzero(has_row & ~drop))
-    return pa.table(cols, schema=table_schema("app_run")).take(keep), int(drop.sum())
+    rows = pa.table(cols, schema=table_schema("app_run"))
+    kept = has_row & ~drop
+    if not kept.all():
+        rows = rows.take(pa.array(np.flatnonzero(kept)))
+    return rows, int(drop.sum())
 
 
 def _truthy(v: pa.Array) -> pa.BooleanArray:
