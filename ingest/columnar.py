@@ -229,6 +229,18 @@ def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     return pa.array(utc, pa.int64()), pa.array(ok)
 
 
+_INT_RE = r"^ *(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"     # alps.to_int within 9 digits
+_LONG_INT_RE = r"^ *-?[0-9]{10}"
+
+
+def leading_ints(text: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """`alps.to_int` of each value (its leading integer after spaces; null when absent or
+    without one) and where this reading cannot say (10 digits or more). RE2 on these short
+    values beats numpy on their bytes (3.9 against 6.3 ms per 48k)."""
+    digits = pc.extract_regex(text, _INT_RE).flatten()[0]        # null where no match
+    return pc.cast(digits, pa.int64()), matches(text, _LONG_INT_RE)
+
+
 def in_years(wall: np.ndarray) -> np.ndarray:
     """Where epoch microseconds fall in the years 1900-2200 (the columnar readers' range
     for local times; the line parsers read the others)."""

@@ -35,6 +35,7 @@ from lassi.ingest.columnar import (
     any_of,
     fold_offsets,
     in_years,
+    leading_ints,
     list_item,
     matches,
     table_schema,
@@ -54,8 +55,6 @@ _KEYS = pa.array(KEYS)
 _DAY = r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$"
 _HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
 _EPOCH = r"^(?:|0|[0-9]{1,11})$"          # "" and "0": no time; 11 digits stay < year 5138
-_INT = r"^(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"  # to_int's leading integer, within an int32
-_LONG_INT = r"^-?[0-9]{10}"
 _STAR = r"^[^+/*]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/*]+/[0-9]{1,6}\*[0-9]{1,6})*$"
 _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
@@ -289,13 +288,6 @@ def _nonempty(v: pa.Array) -> pa.Array:
     return when(pc.not_equal(v, ""), v, pa.scalar(None, pa.string()))
 
 
-def _leading_int(v: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """to_int of each value (null when absent or without one) and where this reading
-    cannot say (a leading integer beyond 9 digits)."""
-    digits = pc.extract_regex(v, _INT).flatten()[0]        # null where no match
-    return pc.cast(digits, pa.int64()), matches(v, _LONG_INT)
-
-
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
     """pbs._epoch as epoch microseconds (null: no time) and where it would raise."""
     fine = matches(v, _EPOCH)
@@ -314,12 +306,12 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
     start = when(is_s, pc.coalesce(e_start, header), e_start)
     end = when(is_s, null_ts, pc.coalesce(e_end, header))
     backwards = pc.fill_null(pc.less(end, start), False)
-    exit_status, long_exit = _leading_int(kv["Exit_status"])
+    exit_status, long_exit = leading_ints(kv["Exit_status"])
     bad_exit = all_of(pc.is_valid(kv["Exit_status"]), pc.is_null(exit_status))
     ints, long_any = {}, long_exit
     for k in ("total_execution_slots", "resources_used.ncpus", "Resource_List.ncpus",
               "unique_node_count", "Resource_List.nodect"):
-        ints[k], too_long = _leading_int(kv[k])
+        ints[k], too_long = leading_ints(kv[k])
         long_any = pc.or_(long_any, too_long)
     hosts = pc.dictionary_encode(kv["exec_host"])    # a job's S and E give the same
     nodes, slots, bad_host = (x.take(hosts.indices) for x in _exec_host(hosts.dictionary))

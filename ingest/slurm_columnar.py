@@ -40,6 +40,7 @@ from lassi.ingest.columnar import (
     all_of,
     any_of,
     iso_micros,
+    leading_ints,
     line_blocks,
     list_item,
     matches,
@@ -65,8 +66,6 @@ from lassi.core.quarantine import ParseStats, Quarantined
 
 _NO_TIME = pa.array(["", "unknown", "none", "n/a", "(null)"])
 _EPOCH = r"^[0-9]{1,11}$"                  # 11 digits stay < year 5138
-_INT = r"^ *(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"  # to_int's leading integer, within an int32
-_LONG_INT = r"^ *-?[0-9]{10}"
 _NUMBERED = r"^[0-9]+(?:\+[0-9]+)?$"
 _COUNTERS = ("non_app_steps", "not_started", "unfinished")
 _INFO = ("user", "project", "job_name")
@@ -317,9 +316,9 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
     end = when(open_end, pa.scalar(None, pa.int64()), end)
     backwards = pc.fill_null(pc.less(end, start), False)
     nodes, nodes_ok = _nodes(lay.get("nodelist"))
-    n_nodes, long_nodes = _leading_int(lay.get("nnodes"))
-    n_procs, long_procs = _leading_int(lay.get("ncpus"))
-    exit_status, long_exit = _leading_int(lay.get("exitcode"))
+    n_nodes, long_nodes = leading_ints(lay.get("nnodes"))
+    n_procs, long_procs = leading_ints(lay.get("ncpus"))
+    exit_status, long_exit = leading_ints(lay.get("exitcode"))
     n_nodes = when(pc.is_valid(nodes), pc.list_value_length(nodes).cast(pa.int64()), n_nodes)
     long_any = any_of(all_of(pc.is_null(nodes), long_nodes), long_procs, long_exit)
     readable = any_of(pc.invert(app), all_of(start_ok, end_ok, pc.invert(backwards), nodes_ok,
@@ -404,13 +403,6 @@ def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
 
 def _timestamps(micros: pa.Array) -> pa.Array:
     return micros.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
-
-
-def _leading_int(v: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """`alps.to_int` of each value (null when absent or without one) and where this reading
-    cannot say (a leading integer beyond 9 digits)."""
-    digits = pc.extract_regex(v, _INT).flatten()[0]
-    return pc.cast(digits, pa.int64()), matches(v, _LONG_INT)
 
 
 def _nodes(text: pa.Array) -> tuple[pa.Array, pa.Array]:
