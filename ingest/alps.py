@@ -92,7 +92,7 @@ def to_utc(dt: datetime, tz: str = "UTC") -> datetime:
     return dt.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-_NO_TIME = {"", "unknown", "none", "n/a", "(null)"}
+NO_TIME = {"", "unknown", "none", "n/a", "(null)"}  # texts parse_time reads as no time
 
 
 def parse_time(text: str, tz: str = "UTC") -> datetime | None:
@@ -102,7 +102,7 @@ def parse_time(text: str, tz: str = "UTC") -> datetime | None:
     years (year 1-9999 in UTC) raises ValueError.
     """
     s = text.strip()
-    if s.lower() in _NO_TIME:
+    if s.lower() in NO_TIME:
         return None
     try:
         if s.isdigit():

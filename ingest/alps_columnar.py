@@ -17,7 +17,6 @@ equal the line parser's (tests compare them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,9 +41,10 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     table_schema,
+    utc_timestamps,
     when,
 )
-from lassi.ingest.driver_reads import FileReads, Progress
+from lassi.ingest.driver_reads import FileReads, files_parser
 
 from lassi.core.hostlist import MAX_HOSTS
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -67,13 +67,6 @@ def _events_schema() -> pa.Schema:
                       *(pa.field(name, pa.string()) for name in _STR)])
 
 
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
-                progress: Progress | None = None
-                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-    """`alps.parse_files` as an Arrow table of app_run's columns (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths, progress)
-
-
 @dataclass
 class _Block:
     lines: int
@@ -87,7 +80,7 @@ class _Block:
 class _Parse(FileReads):
     """Starting and Finishing events across the files of one ingest."""
 
-    tz: str = "UTC"
+    source = SOURCE
     events: list[pa.Table] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     seq: int = 0
@@ -176,6 +169,9 @@ class _Parse(FileReads):
                      reason)
 
 
+parse_files = files_parser(_Parse)
+
+
 # --- rows -------------------------------------------------------------------------------
 def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: np.ndarray
           ) -> tuple[pa.Table, int]:
@@ -212,8 +208,7 @@ def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: 
 
 
 def _timestamps(micros: np.ndarray, valid: np.ndarray) -> pa.Array:
-    return pa.array(micros, pa.int64(), mask=~valid).cast(pa.timestamp("us")).cast(
-        pa.timestamp("us", tz="UTC"))
+    return utc_timestamps(pa.array(micros, pa.int64(), mask=~valid))
 
 
 def _ints(values: pd.Series) -> pd.Series:

@@ -13,7 +13,6 @@ compare them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from lassi.ingest.alps import NO_TIME
 from lassi.ingest.beacon_job import SOURCE, parse_record
 from lassi.ingest.columnar import (
     all_of,
@@ -31,29 +31,22 @@ from lassi.ingest.columnar import (
     list_item,
     names_of,
     table_schema,
+    utc_timestamps,
     when,
 )
-from lassi.ingest.driver_reads import FileReads, Progress
+from lassi.ingest.driver_reads import FileReads, files_parser
 from lassi.ingest.hostlist_columnar import expand_hostlists
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
-_NO_TIME = pa.array(["-", "", "unknown", "none", "n/a", "(null)"])
-
-
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
-                progress: Progress | None = None
-                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-    """`beacon_job.parse_file` over several files, as an Arrow table of app_run's columns
-    (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths, progress)
+_NO_TIME = pa.array(["-", *sorted(NO_TIME)])        # beacon_job.parse_record: `-` too
 
 
 @dataclass
 class _Parse(FileReads):
     """Rows across the files of one ingest."""
 
-    tz: str = "UTC"
+    source = SOURCE
     tables: list[pa.Table] = field(default_factory=list)
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
@@ -92,6 +85,9 @@ class _Parse(FileReads):
         return rows, self.quarantine, self.stats
 
 
+parse_files = files_parser(_Parse)
+
+
 def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int, str]]]:
     """A block's rows the column-wise reading takes, and the lines left over."""
     n = len(lines)
@@ -118,15 +114,11 @@ def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int
             "job_name": when(pc.equal(field_[2], ""), pa.scalar(None, pa.string()),
                              field_[2]).take(keep),
             "nodes": nodes, "n_nodes": pc.list_value_length(nodes).cast(pa.int32()),
-            "start": _timestamps(start.take(keep)), "end": _timestamps(end.take(keep)),
+            "start": utc_timestamps(start.take(keep)), "end": utc_timestamps(end.take(keep)),
             "source": pa.repeat(pa.scalar(SOURCE), len(keep))}
     table = pa.Table.from_arrays([cols.get(f.name, pa.nulls(len(keep), f.type)).cast(f.type)
                                   for f in table_schema("app_run")], schema=table_schema("app_run"))
     return n, table, slow
-
-
-def _timestamps(micros: pa.Array) -> pa.Array:
-    return micros.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
 
 
 def named_nodes(table: pa.Table, names: dict[str, str]) -> pa.Table:

@@ -247,6 +247,16 @@ def in_years(wall: np.ndarray) -> np.ndarray:
     return (wall >= _YEAR_1900) & (wall < _YEAR_2201)
 
 
+def utc_timestamps(micros: pa.Array) -> pa.Array:
+    """Epoch microseconds as UTC timestamps (app_run's `start` and `end`)."""
+    return micros.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
+
+
+def nonempty(v: pa.Array) -> pa.Array:
+    """v where it is a non-empty text, else null."""
+    return when(pc.not_equal(v, ""), v, pa.scalar(None, pa.string()))
+
+
 def utc_day(micros: pa.Array) -> pa.Array:
     """The UTC date of epoch microseconds."""
     return pc.cast(pc.cast(micros, pa.timestamp("us")), pa.date32())

@@ -1,6 +1,7 @@
-"""The frame of a driver-side column-wise reader (PBS, ALPS, the Beacon job log): its
-counts and quarantine across the files of one ingest, each file's blocks parsed two at a
-time, and the line parser's reading of a file that cannot be read to its end."""
+"""The frame of a driver-side column-wise reader (PBS, ALPS, Slurm, the Beacon job log):
+its counts and quarantine across the files of one ingest, each file's blocks parsed two
+at a time, the line parser's reading of a file that cannot be read to its end, and the
+reader's `parse_files` (`files_parser`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import pyarrow as pa
 from lassi.ingest.alps import read_lines, unreadable
@@ -18,14 +19,16 @@ from lassi.core.quarantine import ParseStats, Quarantined
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]
+Parsed = tuple[pa.Table, list[Quarantined], ParseStats]
 
 
 @dataclass
 class FileReads:
     """The counts and quarantine of a driver-side column-wise reader across the files of
-    one ingest (`source`'s)."""
+    one ingest (`source`'s; times without an offset local in `tz`)."""
 
-    source: str
+    source: ClassVar[str]
+    tz: str = "UTC"
     stats: ParseStats = field(init=False)
     quarantine: list[Quarantined] = field(default_factory=list)
 
@@ -36,8 +39,7 @@ class FileReads:
         if n:
             self.stats.extra[key] = self.stats.extra.get(key, 0) + n
 
-    def read(self, paths: Iterable[str | Path], progress: Progress | None = None
-             ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    def read(self, paths: Iterable[str | Path], progress: Progress | None = None) -> Parsed:
         """Every file read (`file`; `progress(files done, files)` after each), then the
         rows (`finish`)."""
         paths = list(paths)
@@ -51,7 +53,7 @@ class FileReads:
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
         raise NotImplementedError
 
-    def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
+    def finish(self) -> Parsed:
         raise NotImplementedError
 
     def blocks(self, path: str | Path, parse: Callable[[pa.StringArray], T],
@@ -69,3 +71,14 @@ class FileReads:
             self.stats.add(st)
             self.quarantine += qs
             return None
+
+
+def files_parser(reads: type[FileReads]) -> Callable[..., Parsed]:
+    """The `parse_files(paths, *, tz="UTC", progress=None)` of a reader: its source's
+    rows over the files as an Arrow table of app_run's columns (no `date`), the
+    quarantine and the counts, as the source's line parser gives them."""
+    def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
+                    progress: Progress | None = None) -> Parsed:
+        return reads(tz=tz).read(paths, progress)
+    parse_files.__doc__ = files_parser.__doc__
+    return parse_files

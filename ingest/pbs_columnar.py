@@ -18,7 +18,6 @@ run outside the GIL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -38,10 +37,11 @@ from lassi.ingest.columnar import (
     leading_ints,
     list_item,
     matches,
+    nonempty,
     table_schema,
     when,
 )
-from lassi.ingest.driver_reads import FileReads, Progress
+from lassi.ingest.driver_reads import FileReads, files_parser
 from lassi.ingest.iso_times import read_iso
 from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
@@ -69,13 +69,6 @@ def _records_schema() -> pa.Schema:
                       pa.field("rtype", pa.string())])
 
 
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
-                progress: Progress | None = None
-                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-    """`pbs.parse_files` as an Arrow table of app_run's columns (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths, progress)
-
-
 @dataclass
 class _Block:
     """One block's S and E records taken column-wise (app_run columns, `seq` its line
@@ -91,7 +84,7 @@ class _Block:
 class _Parse(FileReads):
     """S and E records across the files of one ingest."""
 
-    tz: str = "UTC"
+    source = SOURCE
     records: list[pa.Table] = field(default_factory=list)
     seq: int = 0
 
@@ -140,12 +133,13 @@ class _Parse(FileReads):
         return rows, self.quarantine, self.stats
 
 
+parse_files = files_parser(_Parse)
+
+
 def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:
     """The line parser's rows as records."""
-    schema = _records_schema()
-    cols = [pa.array([r[f.name] for r in rows], f.type) for f in table_schema("app_run")]
-    cols += [pa.array([s for s, _ in seqs], pa.int64()), pa.array([k for _, k in seqs])]
-    return pa.Table.from_arrays(cols, schema=schema)
+    return pa.Table.from_pylist([{**r, "seq": s, "rtype": k} for r, (s, k) in
+                                 zip(rows, seqs, strict=True)], schema=_records_schema())
 
 
 # --- pairing ------------------------------------------------------------------------------
@@ -283,11 +277,6 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     return out, pa.array(any_kv)
 
 
-def _nonempty(v: pa.Array) -> pa.Array:
-    """v where it is a non-empty text, else null."""
-    return when(pc.not_equal(v, ""), v, pa.scalar(None, pa.string()))
-
-
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
     """pbs._epoch as epoch microseconds (null: no time) and where it would raise."""
     fine = matches(v, _EPOCH)
@@ -329,8 +318,8 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
     project = kv["project"]
     project = when(pc.equal(project, PBS_DEFAULT_PROJECT), pa.scalar(None, pa.string()),
                    project)
-    cols = {"user": _nonempty(kv["user"]), "job_name": _nonempty(kv["jobname"]),
-            "project": pc.coalesce(_nonempty(kv["account"]), _nonempty(project), kv["group"]),
+    cols = {"user": nonempty(kv["user"]), "job_name": nonempty(kv["jobname"]),
+            "project": pc.coalesce(nonempty(kv["account"]), nonempty(project), kv["group"]),
             "nodes": nodes, "n_nodes": n_nodes, "n_procs": procs,
             "start": pc.cast(start, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
             "end": pc.cast(end, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),

@@ -25,7 +25,6 @@ GIL.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.alps import parse_launch
+from lassi.ingest.alps import NO_TIME, parse_launch
 from lassi.ingest.columnar import (
     READ_THREADS,
     NotFast,
@@ -44,10 +43,12 @@ from lassi.ingest.columnar import (
     line_blocks,
     list_item,
     matches,
+    nonempty,
     table_schema,
+    utc_timestamps,
     when,
 )
-from lassi.ingest.driver_reads import FileReads, Progress
+from lassi.ingest.driver_reads import FileReads, files_parser
 from lassi.ingest.hostlist_columnar import expand_host_lists
 from lassi.ingest.slurm import (
     NO_NODES,
@@ -64,10 +65,9 @@ from lassi.ingest.slurm import (
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
-_NO_TIME = pa.array(["", "unknown", "none", "n/a", "(null)"])
+_NO_TIME = pa.array(sorted(NO_TIME))
 _EPOCH = r"^[0-9]{1,11}$"                  # 11 digits stay < year 5138
 _NUMBERED = r"^[0-9]+(?:\+[0-9]+)?$"
-_COUNTERS = ("non_app_steps", "not_started", "unfinished")
 _INFO = ("user", "project", "job_name")
 
 
@@ -76,14 +76,6 @@ def _records_schema() -> pa.Schema:
     the line wrote them), `seq` (line index in the file), `step`, `has_row`."""
     return pa.schema([*table_schema("app_run"), pa.field("seq", pa.int64()),
                       pa.field("step", pa.string()), pa.field("has_row", pa.bool_())])
-
-
-def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
-                progress: Progress | None = None
-                ) -> tuple[pa.Table, list[Quarantined], ParseStats]:
-    """`slurm.parse_file` over several files, as an Arrow table of app_run's columns
-    (no `date`)."""
-    return _Parse(SOURCE, tz=tz).read(paths, progress)
 
 
 @dataclass
@@ -106,7 +98,7 @@ class _WholeFile(Exception):
 class _Parse(FileReads):
     """Rows across the files of one ingest."""
 
-    tz: str = "UTC"
+    source = SOURCE
     tables: list[pa.Table] = field(default_factory=list)
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
@@ -186,6 +178,9 @@ class _Parse(FileReads):
         return runs, first
 
 
+parse_files = files_parser(_Parse)
+
+
 def _headers(lines: pa.StringArray) -> list[tuple[int, list[str], bool]]:
     """The header rows of a block: (index, field names, ends with `|`); _WholeFile when
     one lacks a required field."""
@@ -205,23 +200,10 @@ def _headers(lines: pa.StringArray) -> list[tuple[int, list[str], bool]]:
 
 def _from_records(recs: list[Record], seqs: list[int]) -> pa.Table:
     """The line parser's records as a records table."""
-    schema = _records_schema()
-    cols = []
-    for f in schema:
-        if f.name == "seq":
-            vals = seqs
-        elif f.name == "step":
-            vals = [r.step for r in recs]
-        elif f.name == "has_row":
-            vals = [r.row is not None for r in recs]
-        elif f.name == "job_id":
-            vals = [r.job_id for r in recs]
-        elif f.name in _INFO:
-            vals = [r.info[f.name] for r in recs]
-        else:
-            vals = [r.row[f.name] if r.row is not None else None for r in recs]
-        cols.append(pa.array(vals, f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
+    return pa.Table.from_pylist(
+        [{**(r.row or {}), **r.info, "job_id": r.job_id, "seq": i, "step": r.step,
+          "has_row": r.row is not None} for r, i in zip(recs, seqs, strict=True)],
+        schema=_records_schema())
 
 
 # --- the step/job rule --------------------------------------------------------------------
@@ -250,7 +232,7 @@ def decided(records: pa.Table) -> tuple[pa.Table, int]:
             theirs = col.take(parent)
             col = (when(_truthy(theirs), theirs, col) if name == "job_name"
                    else when(_truthy(col), col, theirs))
-            col = when(_truthy(col), col, pa.scalar(None, pa.string()))
+            col = nonempty(col)
         cols[name] = col
     rows = pa.table(cols, schema=table_schema("app_run"))
     kept = has_row & ~drop
@@ -331,7 +313,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
                                                  lines.take(slow_idx).to_pylist(), strict=True)]
     keep = pc.indices_nonzero(take)
     command = lay.get("submitline")
-    command = when(_truthy(command), command, pa.scalar(None, pa.string()))
+    command = nonempty(command)
     exe = _exes(command)
     job_name = lay.get("jobname")
     exe = when(all_of(numbered, pc.is_null(exe), pc.is_null(command), _truthy(job_name)),
@@ -369,7 +351,7 @@ def _records(cols: dict[str, pa.Array], keep: pa.Array, first: int) -> pa.Table:
         elif f.name == "source":
             arrays.append(pa.repeat(pa.scalar(SOURCE), len(keep)))
         elif f.name in ("start", "end"):
-            arrays.append(_timestamps(cols[f.name].take(keep)))
+            arrays.append(utc_timestamps(cols[f.name].take(keep)))
         else:
             arrays.append(cols[f.name].take(keep).cast(f.type))
     return pa.Table.from_arrays(arrays, schema=_records_schema())
@@ -399,10 +381,6 @@ def _times(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     flags = np.asarray(ok).copy()
     flags[at] = np.asarray(good)
     return pa.array(out, pa.int64(), mask=~valid), pa.array(flags)
-
-
-def _timestamps(micros: pa.Array) -> pa.Array:
-    return micros.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC"))
 
 
 def _nodes(text: pa.Array) -> tuple[pa.Array, pa.Array]:

@@ -36,11 +36,8 @@ from lassi.ingest.columnar import (
     table_schema,
     when,
 )
-from pyspark.sql.types import StructType
 
-from lassi.core.frames import arrow_table
 from lassi.core.quarantine import ParseStats, Quarantined
-from lassi.core.schemas import schema_of
 
 LFS_DF, LCTL_DL = "lfs-df", "lctl-dl"          # the sources (lfs_df.SOURCE, lctl_dl.SOURCE)
 # a source's line parser: (path, date, tz) -> (row dicts, quarantine, counts)
@@ -70,10 +67,7 @@ def read_table(path: str | Path, source: str, date: dt.date | None, tz: str,
         return fast_table(Path(path), source, date, tz, first_time)
     except NotFast:
         rows, qs, stats = parse(path, date, tz)
-        fields = [f for f in schema_of("ost_health").fields if f.name != "date"]
-        table = arrow_table([tuple(r[f.name] for f in fields) for r in rows],
-                            StructType(fields))
-        return table, qs, stats
+        return pa.Table.from_pylist(rows, schema=table_schema("ost_health")), qs, stats
 
 
 def fast_table(path: Path, source: str, date: dt.date | None, tz: str,
