@@ -5,11 +5,13 @@ its own (the Python driver and its JVM) and is killed at a point read from what 
 never after a sleep: `lassi ingest --raw RAW` when its log says the Lustre statistics were
 written (mid-ingest, the schedulers and the ledger not yet), then `lassi run daily --stage
 node_window --stage app_hour` (an admin's run on what the crashed ingest left) when
-node_window's staged write appears under `_staging/` (mid-write); each next run starts on
-what the killed one left (a writer lock of a dead pid, staged files, half the day). The
-last run, `lassi run daily --raw RAW` with the same stages (ingest, then LASSi's first two
-stages), completes, and every table then equals the clean in-process run's, sorted,
-without the columns that date a run; no `_staging`, `_trash` or lock file is left.
+node_window's staged write appears under `_staging/` (mid-write), then `lassi run daily
+--raw RAW` with the same stages (ingest, then LASSi's first two stages) when app_hour's
+staged write appears (the ingest and node_window done again, app_hour not swapped in);
+each next run starts on what the killed one left (a writer lock of a dead pid, staged
+files, half the day). The same `lassi run daily --raw RAW` run again (an Airflow retry)
+completes, and every table then equals the clean in-process run's, sorted, without the
+columns that date a run; no `_staging`, `_trash` or lock file is left.
 """
 
 from __future__ import annotations
@@ -83,12 +85,13 @@ def test_killed_runs_then_a_rerun_equal_a_clean_run(archer_day, tmp_path):
         return lambda _: (wh / "_staging" / table).exists()
 
     for cmd, point, when in ((ingest, "after the Lustre ingest", logged("lustre: ")),
-                             (stages, "mid-write of node_window", staging("node_window"))):
+                             (stages, "mid-write of node_window", staging("node_window")),
+                             (rerun, "mid-write of app_hour", staging("app_hour"))):
         t = time.time()
         rc, lines = run_until(cmd, env, when)
         assert rc == -signal.SIGKILL, f"not killed {point}: the run ended first"
-        print(f"killed `lassi {cmd[3]}` {point} after {time.time() - t:.0f} s: {len(lines)} "
-              "log lines")
+        print(f"killed `lassi {' '.join(cmd[3:5])}` {point} after {time.time() - t:.0f} s: "
+              f"{len(lines)} log lines")
     assert (wh / "_lock" / "writer").exists()             # a dead holder's lock stays
     t = time.time()
     rc, lines = run_until(rerun, env, lambda _: False)
