@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench suite-profile lint java mariadb venv clean
+.PHONY: demo test test-setup bench suite-profile lint java mariadb venv clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,9 +50,19 @@ demo: java venv
 # start first (tests/conftest.py: LONGEST_FIRST)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 PYTEST_ARGS := -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-test: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
-	-$(VENV)/bin/lassi jvm-archive --if-missing   # optional: the tests' JVMs start faster (lassi.core.jvm_archive)
+test: test-setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# What the tests need besides the venv: MariaDB, Airflow, the Spark worker's virtualenv, and
+# the JVM class-data archive (optional: the tests' JVMs start faster; lassi.core.jvm_archive).
+# The archive (~35 s on a clean clone) is built while MariaDB and the worker's virtualenv
+# install; Airflow goes first, as it reinstalls lassi into the venv the archive's job runs from.
+ARCHIVE_LOG := $(VENV)/jvm-archive.log
+test-setup: java venv $(AIRFLOW_STAMP)
+	@$(VENV)/bin/lassi jvm-archive --if-missing > $(ARCHIVE_LOG) 2>&1 & archive=$$!; \
+	  $(MAKE) --no-print-directory -j2 mariadb $(WORKER_VENV)/.installed; rc=$$?; \
+	  wait $$archive || echo "no JVM archive (the tests' JVMs start without it):"; \
+	  tail -n 3 $(ARCHIVE_LOG); exit $$rc
 
 # never a test: figures + PASS/FAIL, cache in bench/cache/ (e.g. BENCH_ARGS="--skip-small --fresh")
 # dense ARCHER days (bench/run.py), Beacon trace compression (BEACON_BENCH_ARGS=--quick:
@@ -79,8 +89,7 @@ bench: java venv
 # never in CI: the suite with `make test`'s pytest arguments, with its wall time, busy CPU and steal, and
 # the CPU seconds of every test file (bench/suite_profile.py; e.g. SUITE_ARGS=tests/test_x.py)
 SUITE_ARGS ?=
-suite-profile: java mariadb venv $(AIRFLOW_STAMP) $(WORKER_VENV)/.installed
-	-$(VENV)/bin/lassi jvm-archive --if-missing
+suite-profile: test-setup
 	$(PY) bench/suite_profile.py $(PYTEST_ARGS) $(SUITE_ARGS)
 
 lint: venv
