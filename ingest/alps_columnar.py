@@ -37,6 +37,7 @@ from lassi.ingest.alps import (
 from lassi.ingest.columnar import (
     all_of,
     any_of,
+    blank_lines,
     iso_micros,
     list_item,
     matches,
@@ -279,7 +280,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     count = pc.list_value_length(parts)
     tok = [list_item(parts, i) for i in range(7)]
     full = [pc.fill_null(pc.not_equal(t, ""), False) for t in tok]
-    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    blank = blank_lines(lines)
     ignored = all_of(printable, any_of(
         blank, pc.less(count, 3), pc.invert(full[0]),
         all_of(full[1], full[2], pc.invert(pc.fill_null(pc.starts_with(tok[2], "apsys"),

@@ -27,6 +27,7 @@ from lassi.ingest.beacon_job import SOURCE, parse_record
 from lassi.ingest.columnar import (
     all_of,
     any_of,
+    blank_lines,
     iso_micros,
     list_item,
     names_of,
@@ -95,7 +96,7 @@ def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int
     count = pc.list_value_length(tabs)
     field_ = [pc.utf8_trim(list_item(tabs, i), " ") for i in range(5)]
     printable = pc.ascii_is_printable(pc.replace_substring(lines, "\t", " "))
-    blank = pc.equal(pc.utf8_trim(lines, " \t"), "")
+    blank = blank_lines(lines, " \t")
     header = pc.equal(pc.utf8_lower(field_[0]), "job_id")
     start, start_ok = iso_micros(field_[3], tz)
     end, end_ok = iso_micros(field_[4], tz)

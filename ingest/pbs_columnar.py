@@ -32,12 +32,14 @@ from lassi.ingest.columnar import (
     Fields,
     all_of,
     any_of,
+    blank_lines,
     fold_offsets,
     in_years,
     leading_ints,
     list_item,
     matches,
     nonempty,
+    string_bytes,
     table_schema,
     when,
 )
@@ -193,7 +195,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     cols, good = _columns(kv, header, is_s)
     take = all_of(ok, se, pc.not_equal(job_id, ""), any_kv, good,
                   pc.invert(_has_byte(lines, ord('"'))))
-    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    blank = blank_lines(lines)
     slow_idx = pc.indices_nonzero(pc.invert(pc.or_(pc.or_(take, other), blank)))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     keep = pc.indices_nonzero(take)
@@ -214,10 +216,8 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
 
 def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:
     """Per line, whether it holds this (ASCII) byte."""
-    offsets = np.frombuffer(lines.buffers()[1], np.int32)
-    offsets = offsets[lines.offset:lines.offset + len(lines) + 1]
-    data = np.frombuffer(lines.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
-    at = np.flatnonzero(data == byte) + offsets[0]
+    offsets, data = string_bytes(lines)
+    at = np.flatnonzero(data[offsets[0]:offsets[-1]] == byte) + offsets[0]
     out = np.zeros(len(lines), bool)
     out[np.searchsorted(offsets, at, side="right") - 1] = True
     return pa.array(out)

@@ -38,6 +38,7 @@ from lassi.ingest.columnar import (
     NotFast,
     all_of,
     any_of,
+    blank_lines,
     iso_micros,
     leading_ints,
     line_blocks,
@@ -305,7 +306,7 @@ def _run(lines: pa.StringArray, names: tuple[str, ...], trailing: bool, tz: str,
     long_any = any_of(all_of(pc.is_null(nodes), long_nodes), long_procs, long_exit)
     readable = any_of(pc.invert(app), all_of(start_ok, end_ok, pc.invert(backwards), nodes_ok,
                                              pc.invert(long_any)))
-    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    blank = blank_lines(lines)
     take = all_of(pc.ascii_is_printable(lines), pc.invert(blank), pa.array(lay.fits),
                   pc.not_equal(ident, ""), readable)
     slow_idx = pc.indices_nonzero(pc.invert(pc.or_(take, blank)))

@@ -31,6 +31,7 @@ from lassi.ingest.columnar import (
     Fields,
     NotFast,
     all_of,
+    blank_lines,
     line_blocks,
     matches,
     table_schema,
@@ -135,7 +136,7 @@ def _part_rows(all_lines: pa.StringArray, all_begin: pa.Array, span: tuple[int, 
     lines, begin = all_lines.slice(start, stop - start), all_begin.slice(start, stop - start)
     if not pc.all(pc.or_(pc.ascii_is_printable(lines), pc.equal(lines, ""))).as_py():
         raise NotFast("a line that is not printable ASCII")
-    blank = pc.equal(pc.utf8_trim(lines, " "), "")
+    blank = blank_lines(lines)
     fields = Fields(pc.utf8_trim(lines, " "), runs=True)   # aligned columns
     if source == LFS_DF:
         rows, used, other = _lfs_df(lines, fields)

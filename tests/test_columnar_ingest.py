@@ -271,3 +271,26 @@ def test_leading_ints_read_as_to_int():
     for text, got, too_long in zip(texts, values.to_pylist(), long.to_pylist(), strict=True):
         assert too_long == bool(re.match(r" *-?[0-9]{10}", text or "")), text
         assert got == (None if too_long else to_int(text)), text
+
+
+def test_blank_lines_as_trimmed_text():
+    """`blank_lines` (only the lines that start with a trimmed character are trimmed) gives
+    what trimming every line gives, on random texts of spaces, tabs, letters and non-ASCII,
+    sliced arrays, an empty array and one without a data buffer."""
+    import pyarrow.compute as pc
+
+    rng = random.Random(5)
+    pieces = [" ", "\t", "a", "é", "", "  "]
+    cases = [pa.array([], pa.string()), pa.array(["", ""], pa.string())]
+    for _ in range(600):
+        vals = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+                for _ in range(rng.randint(1, 12))]
+        arr = pa.array(vals, pa.string())
+        cases.append(arr.slice(1, len(arr) - 2) if len(arr) > 2 and rng.random() < 0.4 else arr)
+    blanks = 0
+    for arr in cases:
+        for chars in (" ", " \t"):
+            expected = pc.equal(pc.utf8_trim(arr, chars), "")
+            assert columnar.blank_lines(arr, chars).equals(expected), (arr, chars)
+            blanks += pc.sum(expected).as_py() or 0
+    assert blanks > 500
