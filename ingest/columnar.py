@@ -133,11 +133,14 @@ class Fields:
 
 
 def list_item(lists: pa.Array, i: int) -> pa.Array:
-    """The i-th item of each list (null where a list is shorter)."""
-    start = lists.offsets.slice(0, len(lists)).cast(pa.int64())
-    idx = pc.if_else(pc.greater(pc.list_value_length(lists), i), pc.add(start, i),
-                     pa.scalar(None, pa.int64()))
-    return lists.flatten().take(idx)
+    """The i-th item of each list (null where a list is shorter or null)."""
+    offsets = np.asarray(lists.offsets)
+    first = offsets[:-1] + i
+    missing = first >= offsets[1:]
+    if lists.null_count:
+        missing |= ~np.asarray(lists.is_valid())
+    values = lists.values                     # flatten() drops null lists' items: not here
+    return values.take(pa.array(first, mask=missing if missing.any() else None))
 
 
 def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:

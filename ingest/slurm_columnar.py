@@ -45,6 +45,7 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     nonempty,
+    string_bytes,
     table_schema,
     utc_timestamps,
     when,
@@ -184,12 +185,23 @@ parse_files = files_parser(_Parse)
 
 def _headers(lines: pa.StringArray) -> list[tuple[int, list[str], bool]]:
     """The header rows of a block: (index, field names, ends with `|`); _WholeFile when
-    one lacks a required field."""
-    maybe = any_of(pc.match_substring(lines, "jobid", ignore_case=True),
-                   pc.invert(pc.string_is_ascii(lines)))
-    idx = pc.indices_nonzero(maybe)
+    one lacks a required field.
+
+    `read_header` reads the lines that hold `jobid` in any case, or any non-ASCII text
+    (lower-cased, some becomes ASCII). A line that starts with a digit is never a header
+    (field names start with a letter), so data lines, which start with their JobID, are
+    not searched."""
+    offsets, data = string_bytes(lines)
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
+    nonempty = np.flatnonzero(offsets[1:] > offsets[:-1])
+    first = data[starts]
+    cand = nonempty[(first < ord("0")) | (first > ord("9"))]
+    some = lines.take(pa.array(cand))
+    maybe = any_of(pc.match_substring(some, "jobid", ignore_case=True),
+                   pc.invert(pc.string_is_ascii(some)))
+    idx = cand[np.asarray(maybe, dtype=bool)]
     out = []
-    for i, line in zip(idx.to_pylist(), lines.take(idx).to_pylist(), strict=True):
+    for i, line in zip(idx.tolist(), lines.take(pa.array(idx)).to_pylist(), strict=True):
         try:
             header = read_header(line) if line.strip() else None
         except BadHeader as exc:

@@ -294,3 +294,22 @@ def test_blank_lines_as_trimmed_text():
             assert columnar.blank_lines(arr, chars).equals(expected), (arr, chars)
             blanks += pc.sum(expected).as_py() or 0
     assert blanks > 500
+
+
+def test_list_item_as_python_indexing():
+    """`list_item` gives each list's i-th item, null where a list is shorter or null, also
+    on a sliced list array (whose offsets do not start at 0)."""
+    rng = random.Random(3)
+    tried = 0
+    for _ in range(400):
+        vals = [None if rng.random() < 0.1 else
+                [rng.choice("abc") for _ in range(rng.randint(0, 4))]
+                for _ in range(rng.randint(1, 10))]
+        arr = pa.array(vals, pa.list_(pa.string()))
+        if len(arr) > 2 and rng.random() < 0.5:
+            arr = arr.slice(1, len(arr) - 1)
+        for i in range(5):
+            expected = [v[i] if v is not None and len(v) > i else None for v in arr.to_pylist()]
+            assert columnar.list_item(arr, i).to_pylist() == expected, (arr, i)
+            tried += 1
+    assert tried == 2000
