@@ -157,8 +157,12 @@ def _names(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray,
 
 def _overlapping(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The owners of ranges that meet another of the same owner (sorted by their low ends,
-    a range meets another only if it meets the next)."""
-    order = np.lexsort((lo, owner))
-    o, a, b = owner[order], lo[order], hi[order]
+    a range meets another only if it meets the next). Ranges come by owner, and a list's
+    ranges mostly in ascending order: then no sort is needed."""
+    o, a, b = owner, lo, hi
+    same = o[1:] == o[:-1]
+    if (o[1:] < o[:-1]).any() or (same & (a[1:] < a[:-1])).any():
+        order = np.lexsort((lo, owner))
+        o, a, b = owner[order], lo[order], hi[order]
     meet = (o[1:] == o[:-1]) & (a[1:] <= b[:-1])
     return o[1:][meet]
