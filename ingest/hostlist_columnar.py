@@ -95,20 +95,22 @@ def _expand_groups(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     combo = _combos(parts[0], parts[2], owner, width)
     values = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) \
         + np.repeat(lo, size)
-    who, names = np.repeat(owner, size), _names(parts[0], parts[2], owner, width, combo,
-                                                   np.repeat(combo, size), values)
+    who = np.repeat(owner, size)
+    table, index = _names(parts[0], parts[2], owner, width, combo, np.repeat(combo, size),
+                          values)
     twice = np.zeros(n, bool)
     twice[_overlapping(owner, lo, hi)] = True
     if twice.any():                                   # ranges that meet: drop repeats
-        codes = np.asarray(pc.dictionary_encode(names).indices).astype(np.int64)
+        codes = np.asarray(pc.dictionary_encode(table).indices).astype(np.int64)[index]
         again = pd.Series(who * (codes.max(initial=0) + 1) + codes).duplicated().to_numpy()
         keep = np.flatnonzero(~again)
-        who, names = who[keep], names.take(pa.array(keep))
+        who, index = who[keep], index[keep]
     single = np.flatnonzero(np.asarray(plain))      # plain names: one node each
     who = np.concatenate([who, single])
-    names = pa.concat_arrays([names, text.take(pa.array(single))])
-    order = np.argsort(who, kind="stable")
-    who, names = who[order], names.take(pa.array(order))
+    index = np.concatenate([index, len(table) + np.arange(len(single))])
+    table = pa.concat_arrays([table, text.take(pa.array(single))])
+    order = np.argsort(who, kind="stable")           # two sorted runs: a merge
+    who, names = who[order], table.take(pa.array(index[order]))
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(who, minlength=n), out=offsets[1:])
     has = np.zeros(n, bool)
@@ -128,10 +130,12 @@ def _combos(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray
 
 
 def _names(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray,
-           combo: np.ndarray, combos: np.ndarray, values: np.ndarray) -> pa.Array:
-    """The node name of each expanded value: per (prefix, suffix, width), every name of its
-    range of numbers written once (a machine's nodes: tens of thousands), or each distinct
-    number once when that range is much wider than the names."""
+           combo: np.ndarray, combos: np.ndarray, values: np.ndarray
+           ) -> tuple[pa.Array, np.ndarray]:
+    """The node names of the expanded values as a table of names and each value's index
+    in it: per (prefix, suffix, width), every name of its range of numbers written once (a
+    machine's nodes: tens of thousands), or each distinct number once when that range is
+    much wider than the names."""
     out = np.zeros(len(values), np.int64)
     tables, base = [], 0
     count = int(combo.max(initial=-1)) + 1
@@ -151,8 +155,8 @@ def _names(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray,
         out[at] = index + base
         base += len(tables[-1])
     if not tables:
-        return pa.array([], pa.string())
-    return pa.concat_arrays(tables).take(pa.array(out))
+        return pa.array([], pa.string()), out
+    return pa.concat_arrays(tables), out
 
 
 def _overlapping(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
