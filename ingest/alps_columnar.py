@@ -215,8 +215,7 @@ def _timestamps(micros: np.ndarray, valid: np.ndarray) -> pa.Array:
 def _ints(values: pd.Series) -> pd.Series:
     """alps.to_int of each distinct value once (None stays None)."""
     distinct = {v: to_int(v) for v in values.dropna().unique()}
-    return values.map(lambda v: distinct.get(v) if isinstance(v, str) else None).astype(
-        "Int64")
+    return values.map(distinct).astype("Int64")          # absent keys (None) give NA
 
 
 def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
