@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lassi.ingest.arrow_bytes import first_bytes
 from lassi.ingest.iso_times import read_iso
 
 from lassi.core.schemas import schema_of
@@ -260,25 +261,15 @@ def nonempty(v: pa.Array) -> pa.Array:
     return when(pc.not_equal(v, ""), v, pa.scalar(None, pa.string()))
 
 
-def string_bytes(text: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, data) of a string array in numpy, without a copy: value i is
-    data[offsets[i]:offsets[i + 1]]."""
-    n = len(text)
-    offsets = np.frombuffer(text.buffers()[1], np.int32)[text.offset:text.offset + n + 1]
-    data = text.buffers()[2]
-    return offsets, (np.frombuffer(data, np.uint8) if data is not None and data.size
-                     else np.zeros(0, np.uint8))
-
-
 def blank_lines(lines: pa.StringArray, chars: str = " ") -> pa.BooleanArray:
     """Per line, whether it holds nothing but `chars` (`utf8_trim(lines, chars) == ""`):
     only the lines that start with one of them are trimmed, not the whole block."""
     if lines.null_count or not pa.types.is_string(lines.type):
         return pc.equal(pc.utf8_trim(lines, chars), "")
-    offsets, data = string_bytes(lines)
-    out = offsets[1:] == offsets[:-1]
-    some = np.flatnonzero(~out)
-    maybe = some[np.isin(data[offsets[some]], np.frombuffer(chars.encode(), np.uint8))]
+    filled, first = first_bytes(lines)
+    out = np.ones(len(lines), bool)
+    out[filled] = False
+    maybe = filled[np.isin(first, np.frombuffer(chars.encode(), np.uint8))]
     if len(maybe):
         trimmed = pc.utf8_trim(lines.take(pa.array(maybe)), chars)
         out[maybe] = np.asarray(pc.equal(trimmed, ""))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from lassi.ingest.arrow_bytes import string_bytes
 
 # text length -> (fraction digits, offset: 0 none, 1 `Z`, 2 `+HH:MM`)
 _SHAPES = {19: (0, 0), 20: (0, 1), 25: (0, 2), 23: (3, 0), 24: (3, 1), 29: (3, 2),
@@ -49,11 +50,7 @@ def read_iso(text: pa.Array) -> IsoTimes:
         text = text.combine_chunks()
     if not pa.types.is_string(text.type):
         text = text.cast(pa.string())
-    n = len(text)
-    offsets = np.frombuffer(text.buffers()[1], np.int32)[text.offset:text.offset + n + 1]
-    data = text.buffers()[2]
-    raw = np.frombuffer(data, np.uint8) if data is not None and data.size else np.zeros(1,
-                                                                                       np.uint8)
+    offsets, raw = string_bytes(text)
     starts, lengths = offsets[:-1], np.diff(offsets)
     shape = np.where(lengths <= _WIDTH, lengths, 0)
     known = _KNOWN[shape]

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from lassi.ingest.arrow_bytes import string_bytes
 from lassi.ingest.columnar import (
     Fields,
     all_of,
@@ -39,7 +40,6 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     nonempty,
-    string_bytes,
     table_schema,
     when,
 )

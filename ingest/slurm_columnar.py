@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.alps import NO_TIME, parse_launch
+from lassi.ingest.arrow_bytes import first_bytes
 from lassi.ingest.columnar import (
     READ_THREADS,
     NotFast,
@@ -45,7 +46,6 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     nonempty,
-    string_bytes,
     table_schema,
     utc_timestamps,
     when,
@@ -191,11 +191,8 @@ def _headers(lines: pa.StringArray) -> list[tuple[int, list[str], bool]]:
     (lower-cased, some becomes ASCII). A line that starts with a digit is never a header
     (field names start with a letter), so data lines, which start with their JobID, are
     not searched."""
-    offsets, data = string_bytes(lines)
-    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
-    nonempty = np.flatnonzero(offsets[1:] > offsets[:-1])
-    first = data[starts]
-    cand = nonempty[(first < ord("0")) | (first > ord("9"))]
+    filled, first = first_bytes(lines)
+    cand = filled[(first < ord("0")) | (first > ord("9"))]
     some = lines.take(pa.array(cand))
     maybe = any_of(pc.match_substring(some, "jobid", ignore_case=True),
                    pc.invert(pc.string_is_ascii(some)))
