@@ -316,3 +316,56 @@ def test_launches_sharing_a_node_window_split_it_by_their_seconds(spark, tmp_pat
             .groupBy("app_id").agg(F.sum("read_bytes").alias("b")).toPandas().set_index("app_id"))
     for app, windows, per_node in (("A", 3 + 1 / 3, 2), ("B", 3 + 2 / 3, 2), ("C", 7, 1)):
         assert hops.loc[app, "b"] == pytest.approx(300.0 * 1024 * windows * per_node), app
+
+
+def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
+    """launch_claims (only the cells whose window ranges meet are exploded) equals every
+    node-window's claims and shares enumerated in Python, on 60 random launches of 5 nodes
+    whose ends often fall in or exactly on the window the next one starts in."""
+    import random
+
+    from lassi.core.captures import register_launch_cells
+    from lassi.core.schemas import schema_of
+    from lassi.core.warehouse import Warehouse
+
+    site = load_site("archer", nodes=8)
+    w = site.window_s
+    nodes = site.compute_nodes[:5]
+    day0 = dt.datetime(2017, 10, 10)
+    rng = random.Random(15)
+    launches = []
+    for k in range(60):
+        a = rng.choice([rng.randrange(-3600, 86400), rng.randrange(0, 480) * w])
+        b = a + rng.choice([rng.randrange(1, 3 * 3600), w, 2 * w, rng.randrange(1, w)])
+        end = None if k % 13 == 0 else day0 + dt.timedelta(seconds=b)
+        on = rng.sample(nodes, rng.randint(1, 3))
+        launches.append((f"a{k}", f"{k % 7}.sdb", on, day0 + dt.timedelta(seconds=a), end))
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    wh.write_rows([schema_row(schema_of("app_run"), app_id=app, job_id=job, user="u",
+                              exe="a.out", command="aprun ./a.out", nodes=on, n_nodes=len(on),
+                              n_procs=24, start=s, end=e, source="alps", date=DATE)
+                   for app, job, on, s, e in launches], "app_run", [DATE])
+
+    day_s, day_e = 0, 86400
+    claims = collections.defaultdict(list)         # (node, slot s) -> [(app, weight µs)]
+    for app, _, on, s, e in launches:
+        t0 = round((s - day0).total_seconds())
+        t1 = day_e if e is None else round((e - day0).total_seconds())
+        if not (t0 < day_e and t1 > day_s):
+            continue
+        first = max(t0 // w * w, day_s)
+        last = min(-(-t1 // w) * w - w, day_e - w)
+        for node in on:
+            for slot in range(first, last + 1, w):
+                weight = max(min(t1, slot + w) * 10**6 - max(t0, slot) * 10**6, 1)
+                claims[node, slot].append((app, weight))
+    want = sorted((app, node, slot, weight / sum(x for _, x in held))
+                  for (node, slot), held in claims.items() if len(held) > 1
+                  for app, weight in held)
+    assert len(want) > 20                          # the draw does share windows
+
+    register_launch_cells(wh, site, DATE)
+    got = sorted((r["app_id"], r["node"], round((r["window_start"] - day0).total_seconds()),
+                  r["share"]) for r in spark.table("launch_claims").collect())
+    assert [g[:3] for g in got] == [x[:3] for x in want]
+    assert [g[3] for g in got] == pytest.approx([x[3] for x in want], rel=1e-12)

@@ -6,12 +6,25 @@
 -- siox/steps/export_hops.sql, which scale a claimed window's counters by the share.
 -- Inputs: views `launch_cells` (risk/steps/launch_cells.sql) and `app_launch`
 -- (risk/steps/app_launch.sql). Parameters: window_s, day_end (epoch s).
--- Only the (node, hour) cells claimed by two or more launches are exploded to windows, so
--- the view stays as small as the day's shared cells.
-WITH shared AS (
+-- Only the (node, hour) cells whose first..last window range meets another cell's range
+-- are exploded to windows, so the view stays as small as the day's shared windows: one
+-- job's launches that follow each other on the same nodes share an hour but seldom a
+-- window. In its (node, hour) ordered by first window, a cell meets an earlier cell iff the
+-- earlier cells' latest last window is >= its first, and a later cell iff the next cell's
+-- first window is <= its last. (Two ranges that meet and both reach the cell's hour meet
+-- inside it: intervals that meet pairwise share a point.)
+WITH ordered AS (
+  SELECT app_id, node, hour, first_window, last_window,
+         MAX(last_window) OVER (PARTITION BY node, hour ORDER BY first_window, app_id
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_last,
+         LEAD(first_window) OVER (PARTITION BY node, hour ORDER BY first_window, app_id)
+           AS next_first
+  FROM launch_cells
+),
+shared AS (
   SELECT app_id, node, hour, first_window, last_window
-  FROM (SELECT *, COUNT(*) OVER (PARTITION BY node, hour) AS claims FROM launch_cells)
-  WHERE claims > 1
+  FROM ordered
+  WHERE before_last >= first_window OR next_first <= last_window
 ),
 span AS (            -- per launch, its seconds as µs (a launch still running: to day_end)
   SELECT app_id, unix_micros(MIN(start)) AS t0,
