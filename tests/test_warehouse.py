@@ -108,6 +108,27 @@ def test_driver_rows_into_a_local_warehouse_start_no_spark_job(spark, warehouse)
     assert [(r.raw, r.ingested_at) for r in got] == [("raw 1", NOW), (None, NOW)]
 
 
+def test_collected_results_are_written_as_spark_would(spark, warehouse):
+    """write_collected: a DataFrame with its columns in another order and an int where the
+    schema says bigint is written by the driver (only the collect is a Spark job), reads
+    back equal to Spark's own write of the same rows, replaces its dates on a rerun and
+    empties them when the result is empty."""
+    from pyspark.sql import functions as F
+
+    rows = [q(1, D1), ("lustre", "f.txt", 2, None, "bad", NOW, D1), q(3, D2)]
+    df = (spark.createDataFrame(rows, warehouse.read("quarantine").schema)
+          .withColumn("line_no", F.col("line_no").cast("int"))
+          .select("date", "reason", "line_no", "raw", "file", "source", "ingested_at"))
+    assert warehouse.write_collected(df, "quarantine", [D1, D2]) == 3
+    by_spark = Warehouse(spark, str(warehouse.local.parent / "by_spark"))
+    by_spark.write(df, "quarantine", [D1, D2])
+    assertDataFrameEqual(warehouse.read("quarantine"), by_spark.read("quarantine"))
+    assert warehouse.write_collected(df.filter("line_no = 3"), "quarantine", [D1, D2]) == 1
+    assert [r.line_no for r in warehouse.read("quarantine").collect()] == [3]
+    assert warehouse.write_collected(df.limit(0), "quarantine", [D2]) == 0
+    assert warehouse.dates("quarantine") == []
+
+
 def test_driver_rows_are_checked_against_the_schema(warehouse):
     with pytest.raises(ValueError, match="line_no"):
         warehouse.write_rows([("lustre", "f.txt", "one", "raw", "bad", NOW, D1)],

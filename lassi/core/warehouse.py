@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from lassi.core.frames import (
     SPARK_CODEC_KEY,
     arrow_table,
+    arrow_type,
     local_frame,
     parquet_codec,
     write_date_files,
@@ -85,6 +86,19 @@ def _hadoop_conf(jvm, session: SparkSession | None):
         return session.sparkContext._jsc.hadoopConfiguration()
     return jvm.org.apache.spark.deploy.SparkHadoopUtil.get().newConfiguration(
         jvm.org.apache.spark.SparkConf(True))
+
+
+def _conformed(df: DataFrame, table: str) -> DataFrame:
+    """`df` as `table`'s columns in schema order, cast where its types differ (ValueError
+    names the missing columns)."""
+    schema = schema_of(table)
+    missing = [c for c in schema.fieldNames() if c not in df.columns]
+    if missing:
+        raise ValueError(f"{table}: rows lack columns {missing}")
+    types = dict(df.dtypes)
+    return df.select(*[F.col(f.name) if types[f.name] == f.dataType.simpleString()
+                       else F.col(f.name).cast(f.dataType).alias(f.name)
+                       for f in schema.fields])
 
 
 class Warehouse:
@@ -176,14 +190,7 @@ class Warehouse:
         emptied too (a rerun that finds nothing removes the old rows). Returns the dates
         written.
         """
-        schema = schema_of(table)
-        missing = [c for c in schema.fieldNames() if c not in df.columns]
-        if missing:
-            raise ValueError(f"{table}: rows lack columns {missing}")
-        types = dict(df.dtypes)
-        df = df.select(*[F.col(f.name) if types[f.name] == f.dataType.simpleString()
-                         else F.col(f.name).cast(f.dataType).alias(f.name)
-                         for f in schema.fields])
+        df = _conformed(df, table)
         self._recover(table)
         token = uuid.uuid4().hex
         staging = f"{self.root}/_staging/{table}/{token}"
@@ -260,6 +267,17 @@ class Warehouse:
                               if self._session is not None else "snappy")
         return self.write_files(lambda folder: write_date_files(t, folder, codec), table,
                                 dates)
+
+    def write_collected(self, df: DataFrame, table: str,
+                        dates: Iterable[DateLike] | None = None) -> int:
+        """`write` for a result that the site's configuration bounds, never its activity
+        (a row per filesystem and hour, per filesystem and counter): collected as one Arrow
+        table and written as `write_rows` does, without a Spark write job. Returns its rows."""
+        schema = schema_of(table)
+        rows = _conformed(df, table).toArrow().cast(
+            pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields]))
+        self.write_rows(rows, table, dates)
+        return rows.num_rows
 
     def replace_with_rows(self, rows: list, table: str, dates: Iterable[DateLike],
                           where) -> list[dt.date]:

@@ -93,7 +93,8 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
         return 0
     counts = app_hour_counts(wh, site, date).localCheckpoint()
     base = fs_baseline(wh, site, date, counts).localCheckpoint()
-    wh.write(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"), "fs_baseline", [date])
+    wh.write_collected(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"),
+                       "fs_baseline", [date])                    # a row per fs and counter
     out = app_hour_with_risk(wh, site, date, counts, base).localCheckpoint()
     wh.write(out, "app_hour", [date])
     return out.count()
@@ -109,6 +110,5 @@ def build_fs_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     counters = schema_of("fs_hour").fieldNames()
     sums = ",\n       ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS if c in counters)
     risks = ",\n       ".join(f"SUM(GREATEST(r_{c}, 0.0)) AS r_{c}" for c in ALL_COUNTERS)
-    out = wh.spark.sql(sql("risk/fs_hour", sum_counters=sums, sum_risks=risks)).localCheckpoint()
-    wh.write(out, "fs_hour", [date])
-    return out.count()
+    out = wh.spark.sql(sql("risk/fs_hour", sum_counters=sums, sum_risks=risks))
+    return wh.write_collected(out, "fs_hour", [date])            # a row per fs and hour
