@@ -166,7 +166,9 @@ class Warehouse:
     def read(self, table: str, dates: Iterable[DateLike] | DateLike | None = None) -> DataFrame:
         """The table with its declared schema, optionally limited to some dates.
 
-        A table or date that has nothing yet reads as an empty DataFrame.
+        A table or date that has nothing yet reads as an empty DataFrame that the optimizer
+        knows to be empty (an always-false filter: an empty relation), so the joins, unions
+        and aggregates a query builds on it are pruned, not run.
         """
         schema = schema_of(table)
         self._recover(table)
@@ -177,7 +179,7 @@ class Warehouse:
             paths = [self.partition_path(table, d) for d in ds]
             paths = [p for p in paths if self._exists(p)]
         if not paths:
-            return self.spark.createDataFrame([], schema)
+            return self.spark.createDataFrame([], schema).where(F.lit(False))
         return (self.spark.read.schema(schema).option("basePath", self.table_path(table))
                 .parquet(*paths).select(*schema.fieldNames()))
 
