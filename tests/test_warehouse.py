@@ -129,6 +129,20 @@ def test_collected_results_are_written_as_spark_would(spark, warehouse):
     assert warehouse.dates("quarantine") == []
 
 
+def test_what_is_built_on_an_absent_date_is_pruned(warehouse):
+    """An absent date reads as an empty relation the optimizer sees: a join with it plans
+    as an empty relation (no scan of the present date), and its aggregate still gives the
+    one row SQL says an aggregate of nothing gives."""
+    warehouse.write_rows([q(1, D1), q(2, D1)], "quarantine")
+    absent = warehouse.read("quarantine", [D2])
+    joined = warehouse.read("quarantine", [D1]).join(absent.select("line_no"), "line_no")
+    plan = joined._jdf.queryExecution().optimizedPlan().toString()
+    assert plan.startswith("LocalRelation <empty>") and "parquet" not in plan.lower(), plan
+    assert joined.count() == 0
+    assert [tuple(r) for r in absent.selectExpr("count(*)", "max(line_no)").collect()] == \
+        [(0, None)]
+
+
 def test_driver_rows_are_checked_against_the_schema(warehouse):
     with pytest.raises(ValueError, match="line_no"):
         warehouse.write_rows([("lustre", "f.txt", "one", "raw", "bad", NOW, D1)],

@@ -92,6 +92,7 @@ from pyspark.sql.types import (
 
 from lassi.beacon import system_views as sv
 from lassi.core.config import Site
+from lassi.core.frames import empty_frame
 from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import COMPONENT_ANOMALY
 from lassi.core.sqltext import sql
@@ -250,7 +251,7 @@ def stragglers(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     th = site.settings.thresholds
     spark = wh.spark
     if not (wh.has("job_summary", date) and wh.has("job_timeseries", date)):
-        return spark.createDataFrame([], COMPONENT_ANOMALY)
+        return empty_frame(spark, COMPONENT_ANOMALY)
     sv.register_inputs(wh, site, date)
     wh.read("job_summary", date).createOrReplaceTempView("cmp_jobs")
     wh.read("job_timeseries", date).createOrReplaceTempView("cmp_ts")

@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
 
 from lassi.core.config import Site
+from lassi.core.frames import empty_frame
 from lassi.core.period import minute_bounds
 from lassi.core.schemas import VIEW_TABLES
 from lassi.core.sqltext import sql
@@ -154,7 +155,7 @@ def view_frames(wh: Warehouse, site: Site, date: dt.date,
     spark = wh.spark
     p = _day_params(date)
     th = site.settings.thresholds
-    empty = {t: spark.createDataFrame([], s) for t, s in VIEW_TABLES.items()}
+    empty = {t: empty_frame(spark, s) for t, s in VIEW_TABLES.items()}
     out = {
         "view_ost_util": spark.sql(sql("beacon/view_ost_util", **p)) if have["raw_ost"]
         else empty["view_ost_util"],

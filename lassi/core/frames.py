@@ -93,13 +93,23 @@ def arrow_table(rows: Sequence[Sequence | dict] | pa.Table, schema: StructType) 
     return pa.Table.from_arrays(arrays, names=schema.fieldNames())
 
 
+def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
+    """No rows of `schema`, as a relation the optimizer knows to be empty (an always-false
+    filter becomes an empty LocalRelation), so the joins, unions and aggregates a query
+    builds on it are pruned at planning instead of run; `createDataFrame([])` alone is an
+    RDD the optimizer cannot see into."""
+    from pyspark.sql import functions as F
+
+    return spark.createDataFrame([], schema).where(F.lit(False))
+
+
 def local_frame(spark: SparkSession, rows: Sequence[Sequence | dict] | pa.Table,
                 schema: StructType
                 ) -> DataFrame:
     """Driver-side rows (tuples in schema order, or dicts) as a DataFrame of exactly
     `schema`."""
     if len(rows) == 0:
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     return spark.createDataFrame(arrow_table(rows, schema), schema=schema)
 
 

@@ -23,6 +23,7 @@ from lassi.core.frames import (
     SPARK_CODEC_KEY,
     arrow_table,
     arrow_type,
+    empty_frame,
     local_frame,
     parquet_codec,
     write_date_files,
@@ -166,9 +167,8 @@ class Warehouse:
     def read(self, table: str, dates: Iterable[DateLike] | DateLike | None = None) -> DataFrame:
         """The table with its declared schema, optionally limited to some dates.
 
-        A table or date that has nothing yet reads as an empty DataFrame that the optimizer
-        knows to be empty (an always-false filter: an empty relation), so the joins, unions
-        and aggregates a query builds on it are pruned, not run.
+        A table or date that has nothing yet reads as `empty_frame`: what a query builds on
+        it is pruned at planning, not run.
         """
         schema = schema_of(table)
         self._recover(table)
@@ -179,7 +179,7 @@ class Warehouse:
             paths = [self.partition_path(table, d) for d in ds]
             paths = [p for p in paths if self._exists(p)]
         if not paths:
-            return self.spark.createDataFrame([], schema).where(F.lit(False))
+            return empty_frame(self.spark, schema)
         return (self.spark.read.schema(schema).option("basePath", self.table_path(table))
                 .parquet(*paths).select(*schema.fieldNames()))
 

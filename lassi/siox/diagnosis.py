@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructType
 
 from lassi.core.config import Site
+from lassi.core.frames import empty_frame
 from lassi.core.gc_tuning import frozen_imports
 from lassi.core.schemas import DARSHAN_SIZE_EDGES, MDS_COUNTERS, REQUEST_SIZE_EDGES
 from lassi.core.schemas.common import field
@@ -132,7 +133,7 @@ def diagnose_frame(wh: Warehouse, site: Site, date: dt.date, jobs: DataFrame) ->
         darshan = darshan.localCheckpoint()
         osts = darshan_slow_osts(site, wh.spark.table("dg_darshan_file")).localCheckpoint()
     else:
-        osts = wh.spark.createDataFrame([], DARSHAN_OST)
+        osts = empty_frame(wh.spark, DARSHAN_OST)
     darshan.createOrReplaceTempView("dg_darshan")
     osts.createOrReplaceTempView("dg_darshan_ost")
     # OSTs the day's Lustre job_stats flag as slow, where they served the job slower

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StringType, StructType
 
+from lassi.core.frames import empty_frame
 from lassi.core.schemas.common import field
 from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse
@@ -81,7 +82,7 @@ def slow_ost_pairs(wh: Warehouse, date: dt.date, p_threshold: float, r_threshold
     them, x their service-weighted mean. Empty when the day has no job_stats entry that
     names a scheduler job."""
     spark = wh.spark
-    empty = spark.createDataFrame([], JOBSTATS_OST)
+    empty = empty_frame(spark, JOBSTATS_OST)
     if not wh.has("job_window", date):
         return empty
     ids = (wh.read("job_window", [date]).filter("id_kind = 'job' AND job IS NOT NULL")
