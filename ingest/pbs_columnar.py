@@ -53,7 +53,7 @@ from lassi.core.quarantine import ParseStats, Quarantined
 KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_status",
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
         "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
-_KEYS = pa.array(KEYS)
+_KEYS_EQ = pa.array([k + "=" for k in KEYS])   # keys as their tokens begin
 _DAY = r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$"
 _HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
 _EPOCH = r"^(?:|0|[0-9]{1,11})$"          # "" and "0": no time; 11 digits stay < year 5138
@@ -247,34 +247,41 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     the last, this reading would not)."""
     parent = tok.parent
     pos = np.arange(len(tok.flat), dtype=np.int64) - np.asarray(tok.start)[parent]
-    any_kv = np.zeros(n, bool)
-    owners, codes, values = [], [], []
     # token 1's attribute (after the header), then tokens 2.. of each line
-    for tokens, owner in ((first, np.arange(n, dtype=np.int64)), (tok.flat, parent)):
-        pairs = pc.split_pattern(tokens, "=", max_splits=1)
-        items, start = pairs.flatten(), pairs.offsets.slice(0, len(pairs)).cast(pa.int64())
-        key = list_item(pairs, 0)
-        has_kv = np.asarray(all_of(pc.equal(pc.list_value_length(pairs), 2),
-                                   pc.not_equal(key, "")))
-        if tokens is tok.flat:
-            has_kv &= pos >= 2
-        any_kv[owner[has_kv]] = True
-        code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS), -1))
-        wanted = np.flatnonzero(has_kv & (code >= 0))
-        owners.append(owner[wanted])
-        codes.append(code[wanted].astype(np.int64))
-        values.append(items.take(pc.add(start.take(pa.array(wanted)), 1)))
-    w_owner, w_code = np.concatenate(owners), np.concatenate(codes)
-    w_value = pa.concat_arrays(values)
+    tokens = pa.concat_arrays([pc.fill_null(first, ""), tok.flat])
+    owner = np.concatenate([np.arange(n, dtype=np.int64), parent])
+    pairs, eq = _key_value_pairs(tokens)
+    has_kv = eq >= 1                                   # a non-empty key before a '='
+    has_kv[n:] &= pos >= 2
+    any_kv = np.zeros(n, bool)
+    any_kv[owner[has_kv]] = True
+    keys = pairs.take(pa.array(np.arange(0, len(pairs), 2)))
+    code = np.asarray(pc.fill_null(pc.index_in(keys, _KEYS_EQ), -1))
+    wanted = np.flatnonzero(has_kv & (code >= 0))
+    w_owner, w_code = owner[wanted], code[wanted].astype(np.int64)
     twice = np.bincount(w_owner * len(KEYS) + w_code, minlength=n * len(KEYS)) > 1
     any_kv[np.flatnonzero(twice) // len(KEYS)] = False
     out = {}
     for k, name in enumerate(KEYS):
         sel = np.flatnonzero(w_code == k)
         where = np.full(n, -1, np.int64)
-        where[w_owner[sel]] = sel
-        out[name] = w_value.take(pa.array(where, mask=where < 0))
+        where[w_owner[sel]] = 2 * wanted[sel] + 1          # the value after the key
+        out[name] = pairs.take(pa.array(where, mask=where < 0))
     return out, pa.array(any_kv)
+
+
+def _key_value_pairs(tokens: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]:
+    """The tokens cut after their first '=' without a copy of their bytes: item 2j is
+    token j up to and with that '=' (all of it when it has none), item 2j+1 the rest;
+    and per token the position of its '=' (-1: none)."""
+    offsets, _ = string_bytes(tokens)
+    eq = np.asarray(pc.find_substring(tokens, "="), np.int64)
+    cut = offsets[:-1] + np.where(eq >= 0, eq + 1, np.diff(offsets))
+    bounds = np.empty(2 * len(tokens) + 1, np.int32)
+    bounds[0::2], bounds[1::2] = offsets, cut
+    pairs = pa.StringArray.from_buffers(2 * len(tokens), pa.py_buffer(bounds),
+                                        tokens.buffers()[2])
+    return pairs, eq
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:

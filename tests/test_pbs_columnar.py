@@ -110,6 +110,8 @@ RULES = [
     _line("E", "21.pbs", "start=00 end=1507600000"),
     _line("E", "22.pbs", "start= end=0"),
     _line("E", "23.pbs", "user=ü end=1507600000"),
+    # a token with an empty key or none, a value holding '='
+    _line("E", "24.pbs", "=x user=u24 jobname=a=b=c bare end=1507600000"),
     # quarantined: bad epoch, end before start, Exit_status, exec_host, no attributes,
     # no job id, an impossible date, no record at all
     _line("E", "30.pbs", "end=soon"),
