@@ -116,7 +116,7 @@ def write_table(wh: Warehouse, t: TableRows) -> list[dt.date]:
     if spark_rows:
         return wh.replace_rows(t.rows, t.table, t.dates, _where(t.replace))
     return wh.replace_with_rows(local_rows(t.table, t.rows), t.table, t.dates,
-                                _where(t.replace))
+                                lambda: _where(t.replace))
 
 
 def write_tables(wh: Warehouse, tables: Iterable[TableRows]) -> list[dt.date]:
@@ -159,13 +159,15 @@ def write_quarantine(wh: Warehouse, parts: Iterable[Any], date: dt.date, sources
     listed = all(isinstance(p, (list, tuple)) for p in parts)
     if listed and not any(parts) and not wh.has("quarantine", date):
         return
-    where = _where(SourceRows(tuple(sources)))
+    def where() -> Column:
+        return _where(SourceRows(tuple(sources)))
+
     if listed:                                   # rows on the driver: no Spark job to make
         rows = quarantine_rows([q for p in parts for q in p], date, now or utc_now())
         wh.replace_with_rows(rows, "quarantine", [date], where)
         return
     df = quarantine_frame(wh.spark, parts, date, now or utc_now())
-    wh.replace_rows(df, "quarantine", [date], where)
+    wh.replace_rows(df, "quarantine", [date], where())
 
 
 def merge_quarantine(wh: Warehouse, qs: list[Quarantined], date: dt.date,
@@ -184,7 +186,7 @@ def write_log(wh: Warehouse, stats: list[ParseStats], date: dt.date,
     """Replace these sources' `ingest_log` rows of `date` (one row per ParseStats)."""
     now = now or utc_now()
     wh.replace_with_rows([st.log_row(date, now) for st in stats], "ingest_log", [date],
-                         _where(SourceRows(tuple(st.source for st in stats))))
+                         lambda: _where(SourceRows(tuple(st.source for st in stats))))
 
 
 def finished(part: IngestResult) -> IngestResult:

@@ -6,9 +6,25 @@ import pytest
 from pyspark.testing import assertDataFrameEqual
 
 from lassi.core.warehouse import Warehouse
+from lassi.core.warehouse_fs import HadoopFiles, LocalFiles
 
 D1, D2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
 NOW = dt.datetime(2024, 1, 3)
+
+
+def _through(wh: Warehouse, files: str) -> Warehouse:
+    """The warehouse with its swaps through Python's calls (a local root's default) or
+    through Hadoop's FileSystem API (any other root's)."""
+    assert isinstance(wh._files, LocalFiles)
+    if files == "hadoop":
+        wh._files = HadoopFiles(wh._jvm, wh._fs)
+    return wh
+
+
+@pytest.fixture(params=["local", "hadoop"])
+def warehouse(request, spark, tmp_path):
+    """An empty warehouse in a fresh directory, once per way to its files."""
+    return _through(Warehouse(spark, str(tmp_path / "wh")), request.param)
 
 
 def q(line: int, d: dt.date, reason: str = "bad") -> tuple:
@@ -54,17 +70,19 @@ class _KilledMidSwap(Warehouse):
     def _swap(self, table, d, staged, token):
         live = self.partition_path(table, d)
         trash = f"{self.root}/_trash/{table}/date={d.isoformat()}.{token}"
-        self._fs.mkdirs(self._p(f"{self.root}/_trash/{table}"))
-        self._fs.rename(self._p(live), self._p(trash))
+        self._files.mkdirs(f"{self.root}/_trash/{table}")
+        self._files.rename(live, trash)
         raise KeyboardInterrupt("killed")
 
 
-def test_killed_write_leaves_old_partition(spark, tmp_path):
+@pytest.mark.parametrize("files", ["local", "hadoop"])
+def test_killed_write_leaves_old_partition(spark, tmp_path, files):
     root = str(tmp_path / "wh")
-    Warehouse(spark, root).write_rows([q(1, D1), q(2, D1)], "quarantine")
+    _through(Warehouse(spark, root), files).write_rows([q(1, D1), q(2, D1)], "quarantine")
     with pytest.raises(KeyboardInterrupt):
-        _KilledMidSwap(spark, root).write_rows([q(9, D1, "new")], "quarantine")
-    fresh = Warehouse(spark, root)
+        _through(_KilledMidSwap(spark, root), files).write_rows([q(9, D1, "new")],
+                                                                "quarantine")
+    fresh = _through(Warehouse(spark, root), files)
     rows = sorted(r.line_no for r in fresh.read("quarantine", [D1]).collect())
     assert rows == [1, 2]
     fresh.write_rows([q(9, D1, "new")], "quarantine")    # and the next write works
@@ -175,3 +193,35 @@ def test_a_relative_root_gives_the_writers_an_absolute_folder(spark, tmp_path):
     assert Path(seen[0]).resolve().is_relative_to(tmp_path.resolve() / "wh" / "_staging")
     assert wh.read("quarantine").count() == 1
     assert (tmp_path / "wh" / "quarantine" / f"date={D1}").is_dir()
+
+
+def test_local_and_hadoop_files_answer_alike(spark, tmp_path):
+    """The swaps' filesystem calls give the same answers through Python as through
+    Hadoop's API on the same folders, Hadoop's checksum files (written by Spark's own
+    write) hidden from listings by both."""
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    rows = spark.createDataFrame([q(1, D1), q(2, D2)], wh.read("quarantine").schema)
+    wh.write(rows, "quarantine")
+    part = wh.partition_path("quarantine", D1)
+    assert any(p.name.endswith(".crc") for p in (tmp_path / "wh" / "quarantine" /
+                                                    f"date={D1}").iterdir())
+    local, hadoop = wh._files, HadoopFiles(wh._jvm, wh._fs)
+    assert isinstance(local, LocalFiles)
+    root = wh.root
+    for fs in (local, hadoop):
+        assert sorted(fs.ls(wh.table_path("quarantine"))) == [f"date={D1}", f"date={D2}"]
+        assert fs.ls(f"{root}/nothing") == []
+        assert fs.exists(part) and not fs.exists(f"{root}/nothing")
+        assert fs.local_path(root) == str((tmp_path / "wh").resolve())
+    assert sorted(local.ls(part)) == sorted(hadoop.ls(part))
+    assert all(n.startswith("part-") for n in local.ls(part))
+    for name, fs in (("l", local), ("h", hadoop)):
+        a, b = f"{root}/x{name}/a/b", f"{root}/x{name}/c"
+        fs.mkdirs(a)
+        fs.mkdirs(a)                                          # again: no error
+        assert fs.exists(a)
+        assert fs.rename(f"{root}/x{name}/a", b) and fs.exists(f"{b}/b")
+        assert fs.delete(f"{root}/x{name}") and not fs.exists(b)
+        assert not fs.delete(f"{root}/x{name}")
+    with pytest.raises(ValueError, match="not under the warehouse root"):
+        local.exists("/elsewhere")

@@ -1,11 +1,12 @@
 """The Parquet warehouse: `<root>/<table>/date=YYYY-MM-DD/*.parquet` at any Hadoop URI.
 
 Writes replace whole date partitions and are atomic per partition: the new partition is
-written to `<root>/_staging/` first, then swapped in by two renames through Hadoop's
-FileSystem API (old → `_trash`, staged → live). A run killed at any point leaves either
-the old or the new partition; the next read or write of the table repairs a swap that
-was cut short (`_recover`), unless another live command holds the warehouse's writer lock
-(`lock_writes`, lassi.core.writer_lock), whose swap may be under way.
+written to `<root>/_staging/` first, then swapped in by two renames (old → `_trash`,
+staged → live): through Hadoop's FileSystem API, or Python's own calls on a local root
+(lassi.core.warehouse_fs). A run killed at any point leaves either the old or the new
+partition; the next read or write of the table repairs a swap that was cut short
+(`_recover`), unless another live command holds the warehouse's writer lock (`lock_writes`,
+lassi.core.writer_lock), whose swap may be under way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lassi.core.frames import (
@@ -29,6 +30,7 @@ from lassi.core.frames import (
     write_date_files,
 )
 from lassi.core.schemas import schema_of
+from lassi.core.warehouse_fs import HadoopFiles, LocalFiles, WarehouseFiles, local_path
 from lassi.core.writer_lock import WriterLock
 
 DateLike = dt.date | str
@@ -53,10 +55,7 @@ def days(first: dt.date, last: dt.date) -> list[dt.date]:
 
 def local_root(root: str) -> Path | None:
     """The local directory of a warehouse root (None for other Hadoop URIs)."""
-    for prefix in ("file://", "file:"):
-        if root.startswith(prefix):
-            return Path(root[len(prefix):])
-    return None if ":" in root.split("/", 1)[0] else Path(root)
+    return local_path(root)
 
 
 def may_have_local(root: Path, table: str, dates: list[dt.date]) -> bool:
@@ -118,6 +117,10 @@ class Warehouse:
         self._jvm = _driver_jvm(self._session)
         self._Path = self._jvm.org.apache.hadoop.fs.Path
         self._fs = self._Path(self.root).getFileSystem(_hadoop_conf(self._jvm, self._session))
+        self._files: WarehouseFiles = HadoopFiles(self._jvm, self._fs)
+        # a root without a scheme is local unless fs.defaultFS says otherwise: Hadoop decides
+        if local_root(self.root) is not None and self._fs.getScheme() == "file":
+            self._files = LocalFiles(self.root, self._files.local_path(self.root))
         self.writer_lock: WriterLock | None = None
 
     @property
@@ -139,16 +142,11 @@ class Warehouse:
     def partition_path(self, table: str, date: DateLike) -> str:
         return f"{self.table_path(table)}/date={as_date(date).isoformat()}"
 
-    def _p(self, s: str):
-        return self._Path(s)
-
     def _exists(self, s: str) -> bool:
-        return bool(self._fs.exists(self._p(s)))
+        return self._files.exists(s)
 
     def _ls(self, s: str) -> list[str]:
-        if not self._exists(s):
-            return []
-        return [st.getPath().getName() for st in self._fs.listStatus(self._p(s))]
+        return self._files.ls(s)
 
     # reading -----------------------------------------------------------------------------
     def dates(self, table: str) -> list[dt.date]:
@@ -217,9 +215,8 @@ class Warehouse:
         self._recover(table)
         token = uuid.uuid4().hex
         staging = f"{self.root}/_staging/{table}/{token}"
-        self._fs.mkdirs(self._p(staging))
-        # the folder as the JVM resolves it: absolute, whatever the executors' cwd
-        write(str(self._fs.makeQualified(self._p(staging)).toUri().getPath()))
+        self._files.mkdirs(staging)
+        write(self._files.local_path(staging))      # absolute, whatever the executors' cwd
         return self._commit(table, staging, dates, token)
 
     def _commit(self, table: str, staging: str, dates: Iterable[DateLike] | None,
@@ -230,7 +227,7 @@ class Warehouse:
         owned = staged | {as_date(d) for d in (dates or [])}
         for d in sorted(owned):
             self._swap(table, d, f"{staging}/date={d.isoformat()}" if d in staged else None, token)
-        self._fs.delete(self._p(staging), True)
+        self._files.delete(staging)
         return sorted(owned)
 
     def clear(self, table: str, dates: Iterable[DateLike]) -> list[dt.date]:
@@ -282,14 +279,14 @@ class Warehouse:
         return rows.num_rows
 
     def replace_with_rows(self, rows: list, table: str, dates: Iterable[DateLike],
-                          where) -> list[dt.date]:
+                          where: Callable[[], Column]) -> list[dt.date]:
         """`replace_rows` with Python rows: `write_rows` when the partitions hold nothing
-        to keep."""
+        to keep. `where()` gives the Column, built only when there is something to keep."""
         dates = list(dates)
         if not any(self.has(table, d) for d in dates):
             return self.write_rows(rows, table, dates)
         return self.replace_rows(local_frame(self.spark, rows, schema_of(table)), table,
-                                 dates, where)
+                                 dates, where())
 
     # the writer lock ----------------------------------------------------------------------
     def lock_writes(self, command: str, wait_s: float = 0.0) -> WriterLock:
@@ -312,7 +309,7 @@ class Warehouse:
         for table in self._ls(f"{self.root}/_trash"):
             self._recover(table)
         for leftover in ("_trash", "_staging"):
-            self._fs.delete(self._p(f"{self.root}/{leftover}"), True)
+            self._files.delete(f"{self.root}/{leftover}")
 
     def release_writes(self) -> None:
         """Give the writer lock back (nothing when not held), leaving no `_staging/` or
@@ -335,13 +332,13 @@ class Warehouse:
         live = self.partition_path(table, d)
         trash_dir = f"{self.root}/_trash/{table}"
         trash = f"{trash_dir}/date={d.isoformat()}.{token}"
-        self._fs.mkdirs(self._p(trash_dir))
-        self._fs.mkdirs(self._p(self.table_path(table)))
-        if self._exists(live) and not self._fs.rename(self._p(live), self._p(trash)):
+        self._files.mkdirs(trash_dir)
+        self._files.mkdirs(self.table_path(table))
+        if self._exists(live) and not self._files.rename(live, trash):
             raise OSError(f"could not move {live} aside")
-        if staged is not None and not self._fs.rename(self._p(staged), self._p(live)):
+        if staged is not None and not self._files.rename(staged, live):
             raise OSError(f"could not move {staged} into place")
-        self._fs.delete(self._p(trash), True)
+        self._files.delete(trash)
 
     def _recover(self, table: str) -> None:
         """Finish or undo a swap that a killed run left halfway (not while another live
@@ -355,7 +352,7 @@ class Warehouse:
             live = f"{self.table_path(table)}/{part}"
             old = f"{trash_dir}/{name}"
             if self._exists(live):
-                self._fs.delete(self._p(old), True)
+                self._files.delete(old)
             else:
-                self._fs.mkdirs(self._p(self.table_path(table)))
-                self._fs.rename(self._p(old), self._p(live))
+                self._files.mkdirs(self.table_path(table))
+                self._files.rename(old, live)
