@@ -39,6 +39,7 @@ from lassi.ingest.columnar import (
     NotFast,
     all_of,
     any_of,
+    balanced_block_chars,
     blank_lines,
     iso_micros,
     leading_ints,
@@ -161,7 +162,7 @@ class _Parse(FileReads):
         ahead: deque[Future] = deque()
         runs: list[_Run] = []
         first = 0
-        for lines in line_blocks(path):
+        for lines in line_blocks(path, balanced_block_chars(path)):
             if first == 0 and len(lines) and lines[0].as_py().lstrip().startswith("{"):
                 raise _WholeFile("a pytokio JSON cache")
             at = 0

@@ -313,3 +313,27 @@ def test_list_item_as_python_indexing():
             assert columnar.list_item(arr, i).to_pylist() == expected, (arr, i)
             tried += 1
     assert tried == 2000
+
+
+def test_driver_readers_cut_a_file_into_even_blocks(tmp_path, monkeypatch):
+    """parsed_blocks reads a file in a multiple of READ_THREADS blocks of about equal
+    size (none over BLOCK_CHARS): 2,500 bytes at 1,000 per block are four of ~625 bytes,
+    not 1,000 + 1,000 + 500; a file under MIN_BLOCK_CHARS is one block; every line once,
+    in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(columnar, "BLOCK_CHARS", 1000)
+    monkeypatch.setattr(columnar, "MIN_BLOCK_CHARS", 100)
+    assert columnar.READ_THREADS == 2
+    lines = [f"line {k:03d} " + "x" * 15 for k in range(100)]          # 25 bytes each
+    path = tmp_path / "even.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size == 2500
+    assert columnar.balanced_block_chars(path) == 625
+    with ThreadPoolExecutor(2) as pool:
+        blocks = columnar.parsed_blocks(path, lambda b: b.to_pylist(), pool)
+    assert [len(b) for b in blocks] == [25, 25, 25, 25]
+    assert [x for b in blocks for x in b] == lines
+    monkeypatch.setattr(columnar, "MIN_BLOCK_CHARS", 4096)
+    assert columnar.balanced_block_chars(path) == 1000      # capped by BLOCK_CHARS
+    assert columnar.balanced_block_chars(tmp_path / "absent") == 1000

@@ -225,3 +225,21 @@ def test_local_and_hadoop_files_answer_alike(spark, tmp_path):
         assert not fs.delete(f"{root}/x{name}")
     with pytest.raises(ValueError, match="not under the warehouse root"):
         local.exists("/elsewhere")
+
+
+def test_a_large_date_is_written_as_files_at_once(warehouse, monkeypatch):
+    """write_rows cuts a date of more than ROWS_PER_FILE rows into WRITE_THREADS files
+    written at once; together they hold every row once, in order."""
+    import pyarrow.parquet as pq
+
+    from lassi.core import frames
+
+    monkeypatch.setattr(frames, "ROWS_PER_FILE", 2)
+    rows = [q(k, D1) for k in range(5)] + [q(9, D2)]
+    assert warehouse.write_rows(rows, "quarantine") == [D1, D2]
+    d1 = sorted((warehouse.local / "quarantine" / f"date={D1}").glob("*.parquet"))
+    assert [p.name for p in d1] == ["part-00000.parquet", "part-00001.parquet"]
+    assert [pq.read_table(p).column("line_no").to_pylist() for p in d1] == [[0, 1, 2], [3, 4]]
+    assert len(list((warehouse.local / "quarantine" / f"date={D2}").glob("*.parquet"))) == 1
+    got = warehouse.read("quarantine").orderBy("line_no").collect()
+    assert [(r.line_no, r.date) for r in got] == [(k, D1) for k in range(5)] + [(9, D2)]
