@@ -128,6 +128,9 @@ def named_nodes(table: pa.Table, names: dict[str, str]) -> pa.Table:
     nodes = table.column("nodes").combine_chunks()
     if not names or nodes.null_count == len(nodes):
         return table
+    if not pc.any(pc.is_in(nodes.flatten(), value_set=pa.array(list(names), pa.string()))
+                  ).as_py():                     # nothing to name: no table of names built
+        return table
     mapped = names_of(nodes.flatten(), names)
     hit = np.asarray(pc.is_valid(mapped))
     if not hit.any():

@@ -141,10 +141,11 @@ def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") 
         raise ValueError(f"{dates.null_count} rows without a date")
     data = rows.drop_columns(["date"])
     files = []
-    for d in pc.unique(dates).to_pylist():
+    days = pc.unique(dates).to_pylist()
+    for d in days:
         part = Path(folder) / f"date={d.isoformat() if isinstance(d, dt.date) else d}"
         part.mkdir(parents=True, exist_ok=True)
-        day = data.filter(pc.equal(dates, pa.scalar(d, dates.type)))
+        day = data if len(days) == 1 else data.filter(pc.equal(dates, pa.scalar(d, dates.type)))
         k = max(1, min(WRITE_THREADS, day.num_rows // ROWS_PER_FILE))
         step = -(-day.num_rows // k)
         files += [(day.slice(i * step, step), part / f"part-{i:05d}.parquet") for i in range(k)]
