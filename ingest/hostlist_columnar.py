@@ -126,7 +126,13 @@ def _combos(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray
     in their number."""
     p = np.asarray(pc.dictionary_encode(pre.take(pa.array(owner))).indices).astype(np.int64)
     q = np.asarray(pc.dictionary_encode(post.take(pa.array(owner))).indices).astype(np.int64)
-    return np.unique((p * (q.max(initial=0) + 1) + q) * 16 + width, return_inverse=True)[1]
+    key = (p * (q.max(initial=0) + 1) + q) * (width.max(initial=0) + 1) + width
+    top = int(key.max(initial=-1))
+    if top >= 4 * len(key) + 1024:                    # many combinations: sort them
+        return np.unique(key, return_inverse=True)[1]
+    seen = np.zeros(top + 1, bool)                    # few (a machine's): rank without a sort
+    seen[key] = True
+    return (np.cumsum(seen) - 1)[key]
 
 
 def _names(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray,

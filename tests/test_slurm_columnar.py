@@ -224,3 +224,26 @@ def test_host_lists_expand_as_expand_hostlist(monkeypatch):
     assert ok.to_pylist()[HOST_LISTS.index("a1,b[01-03],a1")]
     assert not ok.to_pylist()[HOST_LISTS.index("x[1-500,1-500],y[1-10]")]
     assert nodes.to_pylist()[HOST_LISTS.index("x[1-400],x[1-400],y1")][-2:] == ["x400", "y1"]
+
+
+def test_range_combinations_numbered_as_a_sort_would():
+    """`hostlist_columnar._combos` numbers each range's (prefix, suffix, width) in sorted
+    order, without a sort when the combinations are few, with one when they are many."""
+    import numpy as np
+    import pyarrow as pa
+    from lassi.ingest.hostlist_columnar import _combos
+
+    rng = np.random.default_rng(SEED)
+    for n_pre in (1, 3, 5000):                       # 5000 prefixes: the sorting branch
+        owner = np.arange(6000)
+        pre = pa.array([f"p{k}" for k in rng.integers(0, n_pre, 6000)])
+        post = pa.array([["", "-ib"][k] for k in rng.integers(0, 2, 6000)])
+        width = rng.integers(1, 6, 6000)
+        p = np.unique(pre.to_numpy(zero_copy_only=False), return_inverse=True)[1]
+        q = np.unique(post.to_numpy(zero_copy_only=False), return_inverse=True)[1]
+        triples = np.stack([p, q, width], axis=1)
+        got = _combos(pre, post, owner, width)
+        # same triple <=> same number, and the numbers are 0..k-1
+        want = np.unique(triples, axis=0, return_inverse=True)[1].ravel()
+        assert len(set(zip(got.tolist(), want.tolist()))) == len(set(want.tolist()))
+        assert sorted(set(got.tolist())) == list(range(len(set(want.tolist()))))
