@@ -227,8 +227,9 @@ def test_host_lists_expand_as_expand_hostlist(monkeypatch):
 
 
 def test_range_combinations_numbered_as_a_sort_would():
-    """`hostlist_columnar._combos` numbers each range's (prefix, suffix, width) in sorted
-    order, without a sort when the combinations are few, with one when they are many."""
+    """`hostlist_columnar._combos` gives each range's (prefix, suffix, width) one number,
+    0..k-1, the same for the same combination: without a sort when the combinations are
+    few, with one when they are many."""
     import numpy as np
     import pyarrow as pa
     from lassi.ingest.hostlist_columnar import _combos
@@ -245,5 +246,6 @@ def test_range_combinations_numbered_as_a_sort_would():
         got = _combos(pre, post, owner, width)
         # same triple <=> same number, and the numbers are 0..k-1
         want = np.unique(triples, axis=0, return_inverse=True)[1].ravel()
-        assert len(set(zip(got.tolist(), want.tolist()))) == len(set(want.tolist()))
+        pairs = set(zip(got.tolist(), want.tolist(), strict=True))
+        assert len(pairs) == len(set(want.tolist()))
         assert sorted(set(got.tolist())) == list(range(len(set(want.tolist()))))
