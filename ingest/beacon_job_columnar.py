@@ -128,14 +128,14 @@ def named_nodes(table: pa.Table, names: dict[str, str]) -> pa.Table:
     nodes = table.column("nodes").combine_chunks()
     if not names or nodes.null_count == len(nodes):
         return table
-    if not pc.any(pc.is_in(nodes.flatten(), value_set=pa.array(list(names), pa.string()))
-                  ).as_py():                     # nothing to name: no table of names built
-        return table
-    mapped = names_of(nodes.flatten(), names)
+    flat = nodes.flatten()
+    if not pc.any(pc.is_in(flat, value_set=pa.array(list(names), pa.string()))).as_py():
+        return table                             # nothing to name: no table of names built
+    mapped = names_of(flat, names)
     hit = np.asarray(pc.is_valid(mapped))
     if not hit.any():
         return table
-    flat = pc.coalesce(mapped, nodes.flatten())
+    flat = pc.coalesce(mapped, flat)
     who = np.asarray(pc.list_parent_indices(nodes))
     n = len(nodes)
     touched = np.zeros(n, bool)                 # lists with a name mapped: new repeats

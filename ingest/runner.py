@@ -437,7 +437,7 @@ def _run_days(table: pa.Table, date: dt.date | None) -> pa.Table:
     table = table.append_column("date", day)
     keep = pc.is_valid(day) if date is None else pc.fill_null(
         pc.equal(day, pa.scalar(date, pa.date32())), False)
-    if pc.all(keep).as_py() is not False:   # all kept: no copy of every column
+    if pc.all(keep).as_py():                # all kept: no copy of every column
         return table
     return table.filter(keep)
 

@@ -146,7 +146,7 @@ def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") 
         part = Path(folder) / f"date={d.isoformat() if isinstance(d, dt.date) else d}"
         part.mkdir(parents=True, exist_ok=True)
         day = data if len(days) == 1 else data.filter(pc.equal(dates, pa.scalar(d, dates.type)))
-        k = max(1, min(WRITE_THREADS, day.num_rows // ROWS_PER_FILE))
+        k = max(1, min(WRITE_THREADS, -(-day.num_rows // ROWS_PER_FILE)))
         step = -(-day.num_rows // k)
         files += [(day.slice(i * step, step), part / f"part-{i:05d}.parquet") for i in range(k)]
     if len(files) == 1:
