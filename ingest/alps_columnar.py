@@ -31,7 +31,6 @@ from lassi.ingest.alps import (
     SOURCE,
     parse_launch,
     record,
-    start_fields,
     to_int,
 )
 from lassi.ingest.columnar import (
@@ -65,7 +64,8 @@ def _events_schema() -> pa.Schema:
     return pa.schema([pa.field("seq", pa.int64()), pa.field("file", pa.int32()),
                       pa.field("line_no", pa.int64()), pa.field("time", pa.int64()),
                       pa.field("procs", pa.int64()),
-                      *(pa.field(name, pa.string()) for name in _STR)])
+                      *(pa.field(name, pa.string()) for name in _STR),
+                      pa.field("nodes", pa.list_(pa.string()))])
 
 
 @dataclass
@@ -117,9 +117,9 @@ class _Parse(FileReads):
                 self.bump(kind)
                 continue
             when_, kv, fields = event
-            exe, procs = fields[2:] if fields else (None, None)
+            nodes, _, exe, procs = fields if fields else (None, None, None, None)
             rows.append([self.seq + i, file_idx, first + i + 1, (when_ - _EPOCH) // _US,
-                         procs, kind, *(kv.get(k) for k in _STR[1:-2]), exe, line])
+                         procs, kind, *(kv.get(k) for k in _STR[1:-2]), exe, line, nodes])
         ev = block.events
         ev = ev.set_column(0, "seq", pc.add(ev.column("seq"), self.seq))
         ev = ev.set_column(1, "file", pa.array(np.full(ev.num_rows, file_idx, np.int32)))
@@ -140,26 +140,33 @@ class _Parse(FileReads):
         without Starting are quarantined."""
         events = (pa.concat_tables(self.events) if self.events
                   else _events_schema().empty_table()).combine_chunks()
-        events = events.take(pc.sort_indices(events.column("seq")))
-        df = events.drop_columns(["raw"]).to_pandas()
-        df["pos"] = np.arange(len(df))
-        later = df.duplicated(["kind", "apid"], keep="first").to_numpy()
+        order = np.asarray(pc.sort_indices(events.column("seq")))   # positions in line order
+        apid = pc.dictionary_encode(events.column("apid").take(order).combine_chunks())
+        is_start = np.asarray(pc.equal(events.column("kind").take(order), "Starting"))
+        pos = np.arange(len(order))
+        key = np.asarray(apid.indices, np.int64) * 2 + is_start
+        first = np.full(2 * len(apid.dictionary), len(order), np.int64)
+        np.minimum.at(first, key, pos)
+        later = first[key] != pos
+        def name(i: int) -> str:
+            return apid.dictionary[apid.indices[i].as_py()].as_py()
+
         for i in np.flatnonzero(later):
-            self._reject_event(events, int(i), f"second {df['kind'].iat[i]} for apid "
-                                                f"{df['apid'].iat[i]}")
-        first = df[~later]
-        starts = first[first["kind"] == "Starting"]
-        ends = first[first["kind"] == "Finishing"].set_index("apid")
-        orphan = ~ends.index.isin(starts["apid"])
-        for i in ends["pos"].to_numpy()[orphan]:
-            self._reject_event(events, int(i), f"Finishing without Starting for apid "
-                                                f"{df['apid'].iat[i]}")
-        end = starts["apid"].map(ends["time"])
-        exit_code = starts["apid"].map(ends["exit_code"])
-        finished = end.notna().to_numpy()
+            kind = "Starting" if is_start[i] else "Finishing"
+            self._reject_event(events, int(order[i]), f"second {kind} for apid {name(i)}")
+        start_of, end_of = first[1::2], first[0::2]            # per apid: its first of each
+        has = len(order)
+        for i in np.sort(end_of[(end_of < has) & (start_of == has)]):
+            self._reject_event(events, int(order[i]),
+                               f"Finishing without Starting for apid {name(i)}")
+        starts = np.sort(start_of[start_of < has])
+        ends = end_of[np.asarray(apid.indices, np.int64)[starts]]
+        finished = ends < has
         self.stats.lines_used += len(starts) + int(finished.sum())
         self.bump("unfinished", int((~finished).sum()))
-        rows, mismatch = _rows(starts, end, exit_code, finished)
+        fields = events.drop_columns(["raw"])
+        rows, mismatch = _rows(fields.take(order[starts]),
+                               fields.take(order[np.where(finished, ends, 0)]), finished)
         self.bump("node_count_mismatch", mismatch)
         self.stats.rows = rows.num_rows
         return rows, self.quarantine, self.stats
@@ -174,33 +181,31 @@ parse_files = files_parser(_Parse)
 
 
 # --- rows -------------------------------------------------------------------------------
-def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: np.ndarray
-          ) -> tuple[pa.Table, int]:
-    """app_run rows of the Startings (alps._row), and how many state another node count
-    than they list."""
-    n = len(starts)
-    nodes = _nodes(starts["node_list"])
+def _rows(starts: pa.Table, ends: pa.Table, finished: np.ndarray) -> tuple[pa.Table, int]:
+    """app_run rows of the Startings (alps._row) and their Finishings (where `finished`),
+    and how many state another node count than they list."""
+    n = starts.num_rows
+    nodes = starts.column("nodes").combine_chunks()
     listed = np.asarray(pc.is_valid(nodes))
     length = np.asarray(pc.fill_null(pc.list_value_length(nodes), 0))
-    stated = _ints(starts["num_nodes"])
-    known = stated.notna().to_numpy()
-    said = stated.fillna(0).to_numpy().astype(np.int64)
+    stated = _ints(starts.column("num_nodes"))
+    known = np.asarray(pc.is_valid(stated))
+    said = np.asarray(pc.fill_null(stated, 0))
     n_nodes = pa.array(np.where(listed, length, said), pa.int64(), mask=~listed & ~known)
     mismatch = int((listed & known & (said != length)).sum())
-    commands = starts["cmd_line"]
-    exits = _ints(exit_code.where(pd.Series(finished, index=exit_code.index)))
+    unfinished = pa.array(~finished)
     cols = {
-        "app_id": pa.array(starts["apid"], pa.string()),
-        "job_id": pa.array(starts["batch_id"], pa.string()),
-        "user": pa.array(starts["user"], pa.string()),
+        "app_id": starts.column("apid"), "job_id": starts.column("batch_id"),
+        "user": starts.column("user"),
         "project": pa.nulls(n, pa.string()), "job_name": pa.nulls(n, pa.string()),
-        "exe": pa.array(starts["exe"], pa.string()),
-        "command": pa.array(commands, pa.string()),
+        "exe": starts.column("exe"), "command": starts.column("cmd_line"),
         "nodes": nodes, "n_nodes": n_nodes.cast(pa.int32()),
-        "n_procs": pa.array(starts["procs"], pa.int32(), from_pandas=True),
-        "start": _timestamps(starts["time"].to_numpy(), np.ones(n, bool)),
-        "end": _timestamps(end.fillna(0).to_numpy().astype(np.int64), finished),
-        "exit_status": pa.array(exits, pa.int32(), from_pandas=True),
+        "n_procs": starts.column("procs").cast(pa.int32()),
+        "start": utc_timestamps(starts.column("time").combine_chunks()),
+        "end": utc_timestamps(pc.if_else(unfinished, None,
+                                         ends.column("time").combine_chunks())),
+        "exit_status": pc.if_else(unfinished, None,
+                                  _ints(ends.column("exit_code"))).cast(pa.int32()),
         "source": pa.repeat(pa.scalar(SOURCE), n),
     }
     schema = table_schema("app_run")
@@ -208,14 +213,11 @@ def _rows(starts: pd.DataFrame, end: pd.Series, exit_code: pd.Series, finished: 
     return table, mismatch
 
 
-def _timestamps(micros: np.ndarray, valid: np.ndarray) -> pa.Array:
-    return utc_timestamps(pa.array(micros, pa.int64(), mask=~valid))
-
-
-def _ints(values: pd.Series) -> pd.Series:
-    """alps.to_int of each distinct value once (None stays None)."""
-    distinct = {v: to_int(v) for v in values.dropna().unique()}
-    return values.map(distinct).astype("Int64")          # absent keys (None) give NA
+def _ints(values: pa.ChunkedArray) -> pa.Array:
+    """alps.to_int of each distinct value once (null stays null), as int64."""
+    enc = pc.dictionary_encode(values.combine_chunks())
+    ints = pa.array([to_int(v) for v in enc.dictionary.to_pylist()], pa.int64())
+    return ints.take(enc.indices)
 
 
 def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -230,45 +232,50 @@ def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     return rows, owner, lo, hi
 
 
-def _bad_ranges(text: pa.Array) -> np.ndarray:
+def _bad_ranges(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Where plain nid ranges would make expand_nid_ranges raise (a descending range, more
     than MAX_HOSTS names)."""
-    _, owner, lo, hi = _ranges(text)
-    bad = np.zeros(len(text), bool)
+    bad = np.zeros(n, bool)
     bad[owner[hi < lo]] = True
-    bad |= np.bincount(owner, weights=np.maximum(hi - lo + 1, 0), minlength=len(text)) \
-        > MAX_HOSTS
+    bad |= np.bincount(owner, weights=np.maximum(hi - lo + 1, 0), minlength=n) > MAX_HOSTS
     return bad
 
 
-def _nodes(node_list: pd.Series) -> pa.Array:
-    """Each value's distinct nodes in order (null when empty or absent; alps.start_fields):
-    plain ranges expanded with numpy, others by the line parser's reading."""
-    text = pa.array(node_list, pa.string())
-    n = len(text)
-    rows, owner, lo, hi = _ranges(text)
+def _nodes(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray, wanted: np.ndarray
+           ) -> pa.Array:
+    """The distinct nodes in order of each value whose ranges are given and that is
+    `wanted` (alps.start_fields; the others null), expanded with numpy."""
+    sel = wanted[owner]
+    owner, lo, hi = owner[sel], lo[sel], hi[sel]
     size = hi - lo + 1
     values = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) \
         + np.repeat(lo, size)
     who = np.repeat(owner, size)
-    keep = ~pd.Series(who * (values.max(initial=0) + 1) + values).duplicated().to_numpy()
-    values, who = values[keep], who[keep]
-    uniq, inverse = np.unique(values, return_inverse=True)
+    same = owner[1:] == owner[:-1]
+    if (same & (lo[1:] <= hi[:-1])).any():         # a value's ranges overlap or go back
+        keep = ~pd.Series(who * (values.max(initial=0) + 1) + values).duplicated().to_numpy()
+        values, who = values[keep], who[keep]
+    uniq, inverse = _distinct(values)
     names = pa.array([f"nid{v:05d}" for v in uniq.tolist()], pa.string()).take(
-        pa.array(inverse.astype(np.int64)))
+        pa.array(inverse))
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(who, minlength=n), out=offsets[1:])
-    plain = np.zeros(n, bool)
-    plain[rows] = True
-    nodes = pa.ListArray.from_arrays(pa.array(offsets), names, mask=pa.array(~plain))
-    others = np.flatnonzero(~plain & np.asarray(all_of(pc.is_valid(text),
-                                                       pc.not_equal(text, ""))))
-    if len(others):                       # not plain ranges: the line parser's reading
-        listed = nodes.to_pylist()
-        for i in others:
-            listed[i] = start_fields({"node_list": node_list.iat[i]})[0]
-        nodes = pa.array(listed, pa.list_(pa.string()))
-    return nodes
+    listed = np.zeros(n, bool)
+    listed[owner] = True
+    return pa.ListArray.from_arrays(pa.array(offsets), names, mask=pa.array(~listed))
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) of non-negative ints; by a table of flags
+    when they are small (nids are), which needs no sort."""
+    top = int(values.max(initial=-1)) + 1
+    if top > max(1 << 16, 4 * len(values)):
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.astype(np.int64)
+    present = np.zeros(top, bool)
+    present[values] = True
+    code = np.cumsum(present) - 1
+    return np.flatnonzero(present), code[values]
 
 
 # --- one block, column-wise -------------------------------------------------------------
@@ -293,15 +300,17 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     other = all_of(ok, pc.is_null(words_kind))
     starting = all_of(ok, pc.equal(words_kind, "Starting"))
     nodes, stated = kv["node_list"], kv["num_nodes"]
+    _, owner, lo, hi = _ranges(nodes)
+    bad = _bad_ranges(n, owner, lo, hi)
     start_ok = all_of(pc.fill_null(pc.not_equal(kv["batch_id"], ""), False),
                       pc.or_(pc.is_null(stated), matches(stated, r"^[0-9]{1,9}$")),
                       pc.or_(pc.fill_null(pc.equal(nodes, ""), True), matches(nodes, _NIDS)),
-                      pc.invert(pa.array(_bad_ranges(nodes))))
+                      pc.invert(pa.array(bad)))
     exe, procs = _launches(kv["cmd_line"])
     start_ok = all_of(start_ok, pc.or_(pc.is_null(procs), pc.less(pc.abs(procs), 2**31)))
     end_ok = pc.invert(matches(kv["exit_code"], r"^\s*-?[0-9]{10}"))
-    event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing"), end_ok),
-                   all_of(starting, start_ok))
+    started = all_of(starting, start_ok)
+    event = pc.or_(all_of(ok, pc.equal(words_kind, "Finishing"), end_ok), started)
     fast = any_of(ignored, other, event)
     slow_idx = pc.indices_nonzero(pc.invert(fast))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
@@ -310,6 +319,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
             "line_no": pc.add(keep.cast(pa.int64()), 1), "time": time.take(keep),
             "kind": words_kind.take(keep), "raw": lines.take(keep),
             "exe": exe.take(keep), "procs": procs.take(keep),
+            "nodes": _nodes(n, owner, lo, hi, np.asarray(started) & ~bad).take(keep),
             **{k: kv[k].take(keep) for k in _STR[1:-2]}}
     events = pa.Table.from_arrays([cols[f.name] for f in _events_schema()],
                                   schema=_events_schema())
