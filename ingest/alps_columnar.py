@@ -54,6 +54,13 @@ _KEYS = pa.array(KEYS)
 _KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
 _ITEM = rf'^(?:{_KEY}=(?:"[^"\\]*"|[^", ]*(?:,[^", ]+)*)|{_WORD})$'
 _NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
+# printable, no space, quote or backslash (alps._tokens splits such a command at spaces);
+# an exe token has no `=` (an assignment is skipped) and does not begin with `-`
+_ARG = r"[!#-&(-\[\]-~]+"
+_EXE = r"[!#-&(-,.-<>-\[\]-~][!#-&(-<>-\[\]-~]*"
+_OPT = r" -[NdSj] [0-9]{1,9}"                # aprun options that take one number
+_PLAIN_APRUN = rf"^aprun(?:{_OPT})* -n (?P<n>[0-9]{{1,9}})(?:{_OPT})* (?P<exe>{_EXE})(?: {_ARG})*$"
+_WRAPPERS = pa.array(["env", "time", "nohup"])
 _EPOCH = datetime(1970, 1, 1)
 _US = timedelta(microseconds=1)
 _STR = ("kind", "apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list",
@@ -327,11 +334,26 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
 
 
 def _launches(commands: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """`alps.parse_launch` (exe, process count) of each distinct launch command once."""
+    """`alps.parse_launch` (exe, process count) of each distinct launch command once: the
+    plain `aprun -n N [-N|-d|-S|-j M] ./exe args` read by one pattern, any other by
+    parse_launch itself."""
     enc = pc.dictionary_encode(commands)
-    launches = [parse_launch(c) for c in enc.dictionary.to_pylist()]
-    exe = pa.array([e for e, _ in launches], pa.string())
-    procs = pa.array([p for _, p in launches], pa.int64())
+    distinct = enc.dictionary
+    parts = pc.extract_regex(distinct, _PLAIN_APRUN)
+    token = parts.field("exe")
+    exe = pc.replace_substring_regex(token, r"^.*/", "")
+    plain = all_of(pc.is_valid(parts), pc.invert(matches(distinct, r"(?:^| ):(?: |$)")),
+                   pc.not_equal(exe, ""), pc.invert(pc.is_in(exe, _WRAPPERS)))
+    exe = pc.if_else(plain, exe, None)
+    procs = pc.cast(pc.if_else(plain, parts.field("n"), None), pa.int64())
+    if not pc.all(plain).as_py():                     # the others read by parse_launch
+        other = pc.indices_nonzero(pc.invert(plain))
+        read = [parse_launch(c) for c in distinct.take(other).to_pylist()]
+        at = np.full(len(distinct), -1, np.int64)
+        at[np.asarray(other)] = np.arange(len(read))
+        at = pa.array(at, mask=at < 0)
+        exe = pc.coalesce(exe, pa.array([e for e, _ in read], pa.string()).take(at))
+        procs = pc.coalesce(procs, pa.array([c for _, c in read], pa.int64()).take(at))
     return pc.take(exe, enc.indices), pc.take(procs, enc.indices)
 
 

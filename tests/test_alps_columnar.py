@@ -11,6 +11,7 @@ import gzip
 import random
 from pathlib import Path
 
+import pyarrow as pa
 from lassi.ingest import alps, alps_columnar, columnar
 
 from tests.test_fuzz_ingest import SEED, realdata_or_none  # noqa: F401
@@ -140,3 +141,31 @@ def test_fuzzed_real_sample_matches_the_line_parser(realdata_or_none, tmp_path):
 
 def test_empty_and_missing_inputs(tmp_path):
     empty_and_missing(alps_columnar.parse_files, both, tmp_path)
+
+
+LAUNCHES = [
+    "aprun -n 72 -N 24 ./cfd.exe in.nml run007", "aprun -n 4 ./dir/sub/a.out", "aprun -n 4 env",
+    "aprun -n 4 ./dir/", "aprun -n 4 -N 2 X=1 ./a", "aprun -n 4 ./a : -n 2 ./b",
+    "aprun -n 4 -n 8 ./a", "aprun -n 0012 -d 3 -S 1 -j 2 ./a", "aprun -N 2 ./a",
+    "aprun -n 4 --pes 8 ./a", "/opt/cray/bin/aprun -n 4 ./a", 'aprun -n 4 ./a arg=1 "q r"',
+    "aprun -n 4 -d 2 ./a.out x:y", "aprun -n 4 ./a :", "aprun  -n 4 ./a", "aprun -n 4 -",
+    "aprun -n 4 time ./a", "aprun -n 4 ./time", "aprun -n 1234567890 ./a", "aprun -n 4 ./a\tb",
+    "aprun -n 4 ./\u00e9", "aprun -n 4 ./a=b", "aprun -n 4 -cc none ./a", "aprun -n 4",
+    "aprun -n4 ./a", "srun -n 4 ./a", "env X=1 aprun -n 4 ./a", "aprun -n 4 ./a ", "", None,
+]
+
+
+def test_launch_commands_read_as_the_line_parser_reads_them():
+    """The plain aprun commands read by one pattern, every other by parse_launch: the same
+    (exe, process count) as parse_launch on each, hand-picked and random."""
+    rng = random.Random(SEED)
+    words = ["aprun", "-n", "-N", "-d", "-x", "4", "12", "./a.out", "b/c", ":", "=", "X=1",
+             "time", "-", "a:b", "--", "'q'"]
+    random_ones = [" ".join(rng.choice(words) for _ in range(rng.randrange(1, 8)))
+                   for _ in range(400)]
+    commands = LAUNCHES + ["aprun " + c for c in random_ones] + random_ones
+    exe, procs = alps_columnar._launches(pa.array(commands, pa.string()))
+    assert list(zip(exe.to_pylist(), procs.to_pylist(), strict=True)) == [
+        alps.parse_launch(c) for c in commands]
+    assert alps.parse_launch(LAUNCHES[0]) == ("cfd.exe", 72)        # by hand
+    assert alps.parse_launch(LAUNCHES[7]) == ("a", 12)
