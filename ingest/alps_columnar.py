@@ -33,6 +33,7 @@ from lassi.ingest.alps import (
     record,
     to_int,
 )
+from lassi.ingest.arrow_bytes import key_value_pairs
 from lassi.ingest.columnar import (
     all_of,
     any_of,
@@ -50,9 +51,15 @@ from lassi.core.hostlist import MAX_HOSTS
 from lassi.core.quarantine import ParseStats, Quarantined
 
 KEYS = ("apid", "batch_id", "user", "cmd_line", "num_nodes", "node_list", "exit_code")
-_KEYS = pa.array(KEYS)
 _KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
-_ITEM = rf'^(?:{_KEY}=(?:"[^"\\]*"|[^", ]*(?:,[^", ]+)*)|{_WORD})$'
+# a message of plain items one `, ` apart: `Word`, `key=value` (no spaces or quotes; a
+# comma only inside, as in `1-2,5`) or `key="text"` (no escapes, no `, ` inside: the items
+# are cut at each `, `)
+_QUOTED = r'"(?:[^"\\,]|,+[^"\\ ,])*,*"'
+_ITEM = rf'(?:{_KEY}=(?:{_QUOTED}|[^", ]*(?:,[^", ]+)*)|{_WORD})'
+_MESSAGE = rf"^{_ITEM}(?:, {_ITEM})*$"
+_KEYS_EQ = pa.array([k + "=" for k in KEYS])       # keys as their items begin
+_KINDS = pa.array(["Starting", "Finishing"])
 _NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
 # printable, no space, quote or backslash (alps._tokens splits such a command at spaces);
 # an exe token has no `=` (an assignment is skipped) and does not begin with `-`
@@ -360,33 +367,32 @@ def _launches(commands: pa.Array) -> tuple[pa.Array, pa.Array]:
 def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:
     """Per line: each KEYS value (quotes removed; null when absent), the first
     Starting/Finishing word, and whether the message is plain items naming each KEYS
-    key once."""
+    key once. One pattern checks the whole message; its items are cut at `, ` and after
+    their first `=` (without a copy: `arrow_bytes`)."""
+    bad = ~np.asarray(matches(msg, _MESSAGE))
     items = pc.split_pattern(msg, ", ")
-    flat = items.flatten()
     owner = np.asarray(pc.list_parent_indices(items))
-    good = np.asarray(matches(flat, _ITEM))
-    bad = np.bincount(owner[~good], minlength=n) > 0
-    pairs = pc.split_pattern(flat, "=", max_splits=1)
-    is_kv = np.asarray(pc.equal(pc.list_value_length(pairs), 2)) & good
-    key = list_item(pairs, 0)
-    value = list_item(pairs, 1)
+    pairs, eq = key_value_pairs(items.flatten())
+    is_kv = eq >= 0
+    key = pairs.take(pa.array(np.arange(0, len(pairs), 2)))     # `key=` or a word
+    value = pairs.take(pa.array(np.flatnonzero(is_kv) * 2 + 1))
     quoted = pc.fill_null(pc.starts_with(value, '"'), False)
     value = when(quoted, pc.utf8_slice_codeunits(value, 1, -1), value)
-    code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS), -1))
+    code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS_EQ), -1))
     wanted = np.flatnonzero(is_kv & (code >= 0))
     slot = owner[wanted] * len(KEYS) + code[wanted]
     twice = np.bincount(slot, minlength=n * len(KEYS)) > 1
     bad[np.flatnonzero(twice) // len(KEYS)] = True
+    value_of = np.cumsum(is_kv) - 1                  # an item's place among the values
     out = {}
     for k, name in enumerate(KEYS):
         sel = wanted[code[wanted] == k]
         where = np.full(n, -1, np.int64)
-        where[owner[sel]] = sel
+        where[owner[sel]] = value_of[sel]
         out[name] = value.take(pa.array(where, mask=where < 0))
-    is_kind = np.asarray(pc.fill_null(pc.is_in(flat, pa.array(["Starting", "Finishing"])),
-                                      False)) & good & ~is_kv
+    word = np.asarray(pc.fill_null(pc.index_in(key, _KINDS), -1))
     first_kind = np.full(n, -1, np.int64)
-    at = np.flatnonzero(is_kind)[::-1]            # the first of a line written last
-    first_kind[owner[at]] = at
-    kind = flat.take(pa.array(first_kind, mask=first_kind < 0))
+    at = np.flatnonzero((word >= 0) & ~is_kv)[::-1]     # the first of a line written last
+    first_kind[owner[at]] = word[at]
+    kind = _KINDS.take(pa.array(first_kind, mask=first_kind < 0))
     return out, kind, pa.array(~bad & np.asarray(pc.is_valid(msg)))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.arrow_bytes import string_bytes
+from lassi.ingest.arrow_bytes import key_value_pairs, string_bytes
 from lassi.ingest.columnar import (
     Fields,
     all_of,
@@ -250,7 +250,7 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     # token 1's attribute (after the header), then tokens 2.. of each line
     tokens = pa.concat_arrays([pc.fill_null(first, ""), tok.flat])
     owner = np.concatenate([np.arange(n, dtype=np.int64), parent])
-    pairs, eq = _key_value_pairs(tokens)
+    pairs, eq = key_value_pairs(tokens)
     has_kv = eq >= 1                                   # a non-empty key before a '='
     has_kv[n:] &= pos >= 2
     any_kv = np.zeros(n, bool)
@@ -268,20 +268,6 @@ def _attributes(tok: Fields, first: pa.Array, n: int
         where[w_owner[sel]] = 2 * wanted[sel] + 1          # the value after the key
         out[name] = pairs.take(pa.array(where, mask=where < 0))
     return out, pa.array(any_kv)
-
-
-def _key_value_pairs(tokens: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]:
-    """The tokens cut after their first '=' without a copy of their bytes: item 2j is
-    token j up to and with that '=' (all of it when it has none), item 2j+1 the rest;
-    and per token the position of its '=' (-1: none)."""
-    offsets, _ = string_bytes(tokens)
-    eq = np.asarray(pc.find_substring(tokens, "="), np.int64)
-    cut = offsets[:-1] + np.where(eq >= 0, eq + 1, np.diff(offsets))
-    bounds = np.empty(2 * len(tokens) + 1, np.int32)
-    bounds[0::2], bounds[1::2] = offsets, cut
-    pairs = pa.StringArray.from_buffers(2 * len(tokens), pa.py_buffer(bounds),
-                                        tokens.buffers()[2])
-    return pairs, eq
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:

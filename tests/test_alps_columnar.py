@@ -58,6 +58,8 @@ RULES = [
     _line("14", "Starting", START, ts="1507597200"),                      # epoch seconds
     _line("15", "Starting", START, sep="  "),                             # wider spaces
     _line("16", "Starting", START.replace("node_list=8-10", "node_list= 8-10")),
+    _line("18", "Starting", START.replace('in.nml"', 'a,b,,c, d,"')),    # `, ` in quotes
+    _line("19", "Starting", START.replace('in.nml"', 'a,b,,c,"')),       # commas, no `, `
     # quarantined: bad ranges, counts, ids, times, quotes, duplicates
     _line("20", "Starting", START.replace("8-10", "10-8")),
     _line("21", "Starting", START.replace("num_nodes=3", "num_nodes=three")),
@@ -95,6 +97,7 @@ def test_every_rule_matches_the_line_parser(tmp_path):
     assert by_id["6"]["exit_status"] == 0 and by_id["8"]["exit_status"] == 137
     assert by_id["9"]["start"] == dt.datetime(2017, 10, 9, 19, 30, 0, 123000)
     assert len(qs) == 17
+    assert by_id["18"]["command"].endswith('a,b,,c, d,') and by_id["19"]["exe"] == "cfd.exe"
 
 
 def test_local_times_files_and_blocks(tmp_path, monkeypatch):
