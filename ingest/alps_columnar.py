@@ -33,7 +33,7 @@ from lassi.ingest.alps import (
     record,
     to_int,
 )
-from lassi.ingest.arrow_bytes import key_value_pairs
+from lassi.ingest.arrow_bytes import string_bytes
 from lassi.ingest.columnar import (
     all_of,
     any_of,
@@ -43,7 +43,6 @@ from lassi.ingest.columnar import (
     matches,
     table_schema,
     utc_timestamps,
-    when,
 )
 from lassi.ingest.driver_reads import FileReads, files_parser
 
@@ -364,6 +363,26 @@ def _launches(commands: pa.Array) -> tuple[pa.Array, pa.Array]:
     return pc.take(exe, enc.indices), pc.take(procs, enc.indices)
 
 
+def _item_pieces(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]:
+    """The items cut without a copy of their bytes into four pieces each: up to and with
+    their first `=` (all of it when none), a value's opening quote, the value, its closing
+    quote (the quotes empty when the value does not begin with one); and per item whether
+    it has an `=`."""
+    offsets, data = string_bytes(items)
+    eq = np.asarray(pc.find_substring(items, "="), np.int64)
+    end = offsets[1:].astype(np.int64)
+    cut = offsets[:-1] + np.where(eq >= 0, eq + 1, end - offsets[:-1])
+    quote = np.zeros(len(items), bool)
+    some = cut < end
+    quote[some] = data[cut[some]] == ord('"')
+    closed = quote & (end - cut >= 2)
+    bounds = np.empty(4 * len(items) + 1, np.int32)
+    bounds[0::4], bounds[1::4] = offsets, cut
+    bounds[2::4], bounds[3::4] = cut + quote, end - closed
+    return pa.StringArray.from_buffers(4 * len(items), pa.py_buffer(bounds),
+                                       items.buffers()[2]), eq >= 0
+
+
 def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:
     """Per line: each KEYS value (quotes removed; null when absent), the first
     Starting/Finishing word, and whether the message is plain items naming each KEYS
@@ -372,12 +391,9 @@ def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.A
     bad = ~np.asarray(matches(msg, _MESSAGE))
     items = pc.split_pattern(msg, ", ")
     owner = np.asarray(pc.list_parent_indices(items))
-    pairs, eq = key_value_pairs(items.flatten())
-    is_kv = eq >= 0
-    key = pairs.take(pa.array(np.arange(0, len(pairs), 2)))     # `key=` or a word
-    value = pairs.take(pa.array(np.flatnonzero(is_kv) * 2 + 1))
-    quoted = pc.fill_null(pc.starts_with(value, '"'), False)
-    value = when(quoted, pc.utf8_slice_codeunits(value, 1, -1), value)
+    pieces, is_kv = _item_pieces(items.flatten())
+    key = pieces.take(pa.array(np.arange(0, len(pieces), 4)))     # `key=` or a word
+    value = pieces.take(pa.array(np.flatnonzero(is_kv) * 4 + 2))
     code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS_EQ), -1))
     wanted = np.flatnonzero(is_kv & (code >= 0))
     slot = owner[wanted] * len(KEYS) + code[wanted]
