@@ -151,11 +151,14 @@ class _Parse(FileReads):
     def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
         """Pair the events; a second Starting or Finishing of an apid and a Finishing
         without Starting are quarantined."""
-        events = (pa.concat_tables(self.events) if self.events
-                  else _events_schema().empty_table()).combine_chunks()
-        order = np.asarray(pc.sort_indices(events.column("seq")))   # positions in line order
-        apid = pc.dictionary_encode(events.column("apid").take(order).combine_chunks())
-        is_start = np.asarray(pc.equal(events.column("kind").take(order), "Starting"))
+        events = (pa.concat_tables(self.events) if self.events    # chunks: not copied
+                  else _events_schema().empty_table())
+        order = np.asarray(pc.sort_indices(events.column("seq")), np.int64)  # in line order
+        in_order = bool((np.diff(order) > 0).all())      # no line read by the line parser
+        apid, kind = (events.column(c) if in_order else events.column(c).take(order)
+                      for c in ("apid", "kind"))
+        apid = pc.dictionary_encode(apid.combine_chunks())
+        is_start = np.asarray(pc.equal(kind, "Starting"))
         pos = np.arange(len(order))
         key = np.asarray(apid.indices, np.int64) * 2 + is_start
         first = np.full(2 * len(apid.dictionary), len(order), np.int64)
@@ -177,9 +180,11 @@ class _Parse(FileReads):
         finished = ends < has
         self.stats.lines_used += len(starts) + int(finished.sum())
         self.bump("unfinished", int((~finished).sum()))
-        fields = events.drop_columns(["raw"])
-        rows, mismatch = _rows(fields.take(order[starts]),
-                               fields.take(order[np.where(finished, ends, 0)]), finished)
+        start_fields = events.select(["apid", "batch_id", "user", "exe", "cmd_line", "nodes",
+                                      "num_nodes", "procs", "time"])
+        end_fields = events.select(["time", "exit_code"])
+        rows, mismatch = _rows(start_fields.take(order[starts]),
+                               end_fields.take(order[np.where(finished, ends, 0)]), finished)
         self.bump("node_count_mismatch", mismatch)
         self.stats.rows = rows.num_rows
         return rows, self.quarantine, self.stats
