@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.columnar import all_of, any_of, list_item, matches
+from lassi.ingest.columnar import all_of, any_of, matches
 
 from lassi.core.hostlist import MAX_HOSTS
 
@@ -74,16 +74,7 @@ def _expand_groups(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     are dropped."""
     n = len(text)
     plain = matches(text, _NAME)
-    group = pc.extract_regex(text, _GROUP)
-    parts = group.flatten()
-    rows = np.flatnonzero(np.asarray(pc.is_valid(group)))
-    items = pc.split_pattern(parts[1].take(pa.array(rows)), ",")
-    owner = rows[np.asarray(pc.list_parent_indices(items))]
-    bounds = pc.split_pattern(items.flatten(), "-")
-    lo_text = list_item(bounds, 0)
-    lo = np.asarray(pc.cast(lo_text, pa.int64()))
-    hi = np.asarray(pc.cast(pc.coalesce(list_item(bounds, 1), lo_text), pa.int64()))
-    width = np.asarray(pc.utf8_length(lo_text)).astype(np.int64)
+    grouped, pre, post, owner, lo, hi, width = _ranges(text)
     size = hi - lo + 1
     bad = np.zeros(n, bool)
     bad[owner[size < 1]] = True
@@ -92,12 +83,11 @@ def _expand_groups(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     take = np.flatnonzero(~bad[owner])
     owner, lo, hi, width = owner[take], lo[take], hi[take], width[take]
     size = hi - lo + 1
-    combo = _combos(parts[0], parts[2], owner, width)
+    combo = _combos(pre, post, owner, width)
     values = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size) \
         + np.repeat(lo, size)
     who = np.repeat(owner, size)
-    table, index = _names(parts[0], parts[2], owner, width, combo, np.repeat(combo, size),
-                          values)
+    table, index = _names(pre, post, owner, width, combo, np.repeat(combo, size), values)
     twice = np.zeros(n, bool)
     twice[_overlapping(owner, lo, hi)] = True
     if twice.any():                                   # ranges that meet: drop repeats
@@ -116,16 +106,35 @@ def _expand_groups(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     has = np.zeros(n, bool)
     has[who] = True
     nodes = pa.ListArray.from_arrays(pa.array(offsets), names, mask=pa.array(~has))
-    ok = any_of(pc.equal(text, ""), plain, all_of(pc.is_valid(group), pc.invert(pa.array(bad))))
+    ok = any_of(pc.equal(text, ""), plain, all_of(pa.array(grouped), pc.invert(pa.array(bad))))
     return nodes, ok, total + np.asarray(plain)
+
+
+def _ranges(text: pa.Array) -> tuple[np.ndarray, pa.Array, pa.Array, np.ndarray, np.ndarray,
+                                     np.ndarray, np.ndarray]:
+    """Of the values that are one bracket group: where they are, each value's prefix and
+    suffix (null for the others), and per range its value, low and high numbers and
+    width (the digits of its low end). The numbers are cast at once, not per end."""
+    group = pc.extract_regex(text, _GROUP)
+    grouped = np.asarray(pc.is_valid(group))
+    rows = np.flatnonzero(grouped)
+    items = pc.split_pattern(group.field("spec").take(pa.array(rows)), ",")
+    owner = rows[np.asarray(pc.list_parent_indices(items))]
+    bounds = pc.split_pattern(items.flatten(), "-")     # [low] or [low, high]
+    ends = np.asarray(bounds.offsets).astype(np.int64)
+    numbers = bounds.flatten()
+    value = np.asarray(pc.cast(numbers, pa.int64()))
+    lo, hi = value[ends[:-1]], value[ends[1:] - 1]
+    width = np.asarray(pc.utf8_length(numbers)).astype(np.int64)[ends[:-1]]
+    return grouped, group.field("pre"), group.field("post"), owner, lo, hi, width
 
 
 def _combos(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray
             ) -> np.ndarray:
     """Per range, a number for its (prefix, suffix, width): the names it makes differ only
-    in their number."""
-    p = np.asarray(pc.dictionary_encode(pre.take(pa.array(owner))).indices).astype(np.int64)
-    q = np.asarray(pc.dictionary_encode(post.take(pa.array(owner))).indices).astype(np.int64)
+    in their number. `pre` and `post` are per value, `owner` each range's value."""
+    p, q = (np.asarray(pc.fill_null(pc.dictionary_encode(x).indices, 0), np.int64)[owner]
+            for x in (pre, post))                     # (null for values not grouped)
     key = (p * (q.max(initial=0) + 1) + q) * (width.max(initial=0) + 1) + width
     top = int(key.max(initial=-1))
     if top >= 4 * len(key) + 1024:                    # many combinations: sort them
