@@ -57,8 +57,8 @@ _KEY, _WORD = r"[A-Za-z_][A-Za-z0-9_]*", r"[A-Za-z][A-Za-z0-9_]*"
 _QUOTED = r'"(?:[^"\\,]|,+[^"\\ ,])*,*"'
 _ITEM = rf'(?:{_KEY}=(?:{_QUOTED}|[^", ]*(?:,[^", ]+)*)|{_WORD})'
 _MESSAGE = rf"^{_ITEM}(?:, {_ITEM})*$"
-_KEYS_EQ = pa.array([k + "=" for k in KEYS])       # keys as their items begin
 _KINDS = pa.array(["Starting", "Finishing"])
+_KEYS_AND_KINDS = pa.array([*(k + "=" for k in KEYS), *_KINDS.to_pylist()])  # as items begin
 _NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
 # printable, no space, quote or backslash (alps._tokens splits such a command at spaces);
 # an exe token has no `=` (an assignment is skipped) and does not begin with `-`
@@ -398,22 +398,17 @@ def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.A
     owner = np.asarray(pc.list_parent_indices(items))
     pieces, is_kv = _item_pieces(items.flatten())
     key = pieces.take(pa.array(np.arange(0, len(pieces), 4)))     # `key=` or a word
-    value = pieces.take(pa.array(np.flatnonzero(is_kv) * 4 + 2))
-    code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS_EQ), -1))
-    wanted = np.flatnonzero(is_kv & (code >= 0))
+    code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS_AND_KINDS), -1))
+    wanted = np.flatnonzero(is_kv & (code >= 0) & (code < len(KEYS)))
     slot = owner[wanted] * len(KEYS) + code[wanted]
     twice = np.bincount(slot, minlength=n * len(KEYS)) > 1
     bad[np.flatnonzero(twice) // len(KEYS)] = True
-    value_of = np.cumsum(is_kv) - 1                  # an item's place among the values
-    out = {}
-    for k, name in enumerate(KEYS):
-        sel = wanted[code[wanted] == k]
-        where = np.full(n, -1, np.int64)
-        where[owner[sel]] = value_of[sel]
-        out[name] = value.take(pa.array(where, mask=where < 0))
-    word = np.asarray(pc.fill_null(pc.index_in(key, _KINDS), -1))
+    where = np.full(len(KEYS) * n, -1, np.int64)      # each key's values, one after another
+    where[code[wanted] * n + owner[wanted]] = 4 * wanted + 2
+    values = pieces.take(pa.array(where, mask=where < 0))
+    out = {name: values.slice(k * n, n) for k, name in enumerate(KEYS)}
     first_kind = np.full(n, -1, np.int64)
-    at = np.flatnonzero((word >= 0) & ~is_kv)[::-1]     # the first of a line written last
-    first_kind[owner[at]] = word[at]
+    at = np.flatnonzero((code >= len(KEYS)) & ~is_kv)[::-1]   # the first of a line last
+    first_kind[owner[at]] = code[at] - len(KEYS)
     kind = _KINDS.take(pa.array(first_kind, mask=first_kind < 0))
     return out, kind, pa.array(~bad & np.asarray(pc.is_valid(msg)))
