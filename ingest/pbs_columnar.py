@@ -261,13 +261,29 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     w_owner, w_code = owner[wanted], code[wanted].astype(np.int64)
     twice = np.bincount(w_owner * len(KEYS) + w_code, minlength=n * len(KEYS)) > 1
     any_kv[np.flatnonzero(twice) // len(KEYS)] = False
-    out = {}
-    for k, name in enumerate(KEYS):
-        sel = np.flatnonzero(w_code == k)
-        where = np.full(n, -1, np.int64)
-        where[w_owner[sel]] = 2 * wanted[sel] + 1          # the value after the key
-        out[name] = pairs.take(pa.array(where, mask=where < 0))
+    where = np.full(len(KEYS) * n, -1, np.int64)      # each key's values, one after another
+    where[w_code * n + w_owner] = 2 * wanted + 1        # the value after the key
+    values = pairs.take(pa.array(where, mask=where < 0))
+    out = {name: values.slice(k * n, n) for k, name in enumerate(KEYS)}
     return out, pa.array(any_kv)
+
+
+def _host_count(items: pa.StringArray, counted: np.ndarray
+                ) -> tuple[pa.StringArray, pa.StringArray]:
+    """Of `host/N*count` items (where `counted`) or `host/N` items: the host (before the
+    `/`) and the count (after the `*`; empty for the others), cut without a copy of
+    their bytes."""
+    offsets, data = string_bytes(items)
+    start = offsets[:-1].astype(np.int64)
+    slash = start + np.asarray(pc.find_substring(items, "/"), np.int64)
+    star = np.asarray(pc.find_substring(items, "*"), np.int64)
+    cut = np.where(counted, start + star + 1, offsets[1:])
+    bounds = np.empty(3 * len(items) + 1, np.int32)        # host, `/N*`, count
+    bounds[0::3], bounds[1::3], bounds[2::3] = offsets, slash, cut
+    pieces = pa.StringArray.from_buffers(3 * len(items), pa.py_buffer(bounds),
+                                         items.buffers()[2])
+    return (pieces.take(pa.array(np.arange(0, len(pieces), 3))),
+            pieces.take(pa.array(np.arange(2, len(pieces), 3))))
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -329,23 +345,15 @@ def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
     n = len(v)
     star, plain = matches(v, _STAR), matches(v, _PLAIN)
     bad = all_of(pc.is_valid(v), pc.not_equal(v, ""), pc.invert(pc.or_(star, plain)))
-    owners, hosts, counts = [], [], []
-    for shape, seps, width in ((star, "/*", 3), (plain, "/", 2)):
-        rows = np.flatnonzero(np.asarray(shape))
-        text = v.take(pa.array(rows))
-        for sep in seps:
-            text = pc.replace_substring(text, sep, "+")
-        items = pc.split_pattern(text, "+")
-        flat = items.flatten()          # host, first[, count] per element
-        owners.append(rows[np.asarray(pc.list_parent_indices(items))[::width]])
-        hosts.append(flat.take(pa.array(np.arange(0, len(flat), width))))
-        counts.append(np.asarray(pc.cast(flat.take(pa.array(np.arange(2, len(flat), 3))),
-                                         pa.int64())) if width == 3
-                      else np.ones(len(flat) // 2, np.int64))
-    order = np.argsort(np.concatenate(owners), kind="stable")
-    owner = np.concatenate(owners)[order]
-    host = pa.concat_arrays(hosts).take(pa.array(order))
-    slots = np.bincount(owner, weights=np.concatenate(counts)[order], minlength=n)
+    rows = np.flatnonzero(np.asarray(pc.or_(star, plain)))
+    items = pc.split_pattern(v.take(pa.array(rows)), "+")     # `host/N*count` or `host/N`
+    owner = rows[np.asarray(pc.list_parent_indices(items))]
+    flat = items.flatten()
+    counted = np.asarray(star)[owner]                  # items of `host/N*count` values
+    host, count = _host_count(flat, counted)
+    counts = np.ones(len(flat), np.int64)
+    counts[counted] = np.asarray(pc.cast(count.filter(pa.array(counted)), pa.int64()))
+    slots = np.bincount(owner, weights=counts, minlength=n)
     codes = np.asarray(pc.dictionary_encode(host).indices).astype(np.int64)
     first = np.flatnonzero(~pd.Series(owner * (codes.max(initial=0) + 1) + codes).duplicated()
                            .to_numpy())
