@@ -2,17 +2,19 @@
 
 A line is read here when it is printable ASCII with single spaces between its syslog
 fields and either is not an apsys line, or is one whose time is ISO-8601 (`.fff` or
-`.ffffff`, an offset, `Z` or none: local in `tz`), whose message splits at `, ` into
-plain items (`key=value`, `key="text"`, `Word`) naming each read key once, with a numeric
-apid, and, for a Starting, a batch_id and a node_list of plain ranges (`8-10,12`). Any
-other line is read by `alps.record`, the line parser's own reading (which also gives the
-quarantine reason), and joins the others as an event of the same form.
+`.ffffff`, an offset, `Z` or none: local in `tz`), whose message is plain items one `, `
+apart (`key=value`, `key="text"` without `, ` inside, `Word`) naming each read key once,
+with a numeric apid, and, for a Starting, a batch_id and a node_list of plain ranges
+(`8-10,12`). Any other line is read by `alps.record`, the line parser's own reading
+(which also gives the quarantine reason), and joins the others as an event of the same
+form. A Starting's nodes are expanded with numpy in the block's thread; a plain `aprun`
+launch command is read by one pattern, any other by `alps.parse_launch`, each distinct
+command of a block once.
 
-Events are then paired as `alps.parse_files` pairs them: the first Starting and the first
-Finishing of an apid (a later one is quarantined), a row per Starting (end None when it
-never finished), a Finishing without Starting quarantined. Nodes are expanded with numpy,
-the launch command is read by `alps.parse_launch` once per distinct command of a block. The rows
-equal the line parser's (tests compare them).
+Events are then paired as `alps.parse_files` pairs them, with numpy over the apids'
+dictionary: the first Starting and the first Finishing of an apid (a later one is
+quarantined), a row per Starting (end None when it never finished), a Finishing without
+Starting quarantined. The rows equal the line parser's (tests compare them).
 """
 
 from __future__ import annotations
