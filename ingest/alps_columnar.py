@@ -166,12 +166,13 @@ class _Parse(FileReads):
         first = np.full(2 * len(apid.dictionary), len(order), np.int64)
         np.minimum.at(first, key, pos)
         later = first[key] != pos
-        def name(i: int) -> str:
+
+        def name(i: int) -> str:                        # the apid of the i-th event
             return apid.dictionary[apid.indices[i].as_py()].as_py()
 
         for i in np.flatnonzero(later):
-            kind = "Starting" if is_start[i] else "Finishing"
-            self._reject_event(events, int(order[i]), f"second {kind} for apid {name(i)}")
+            what = "Starting" if is_start[i] else "Finishing"
+            self._reject_event(events, int(order[i]), f"second {what} for apid {name(i)}")
         start_of, end_of = first[1::2], first[0::2]            # per apid: its first of each
         has = len(order)
         for i in np.sort(end_of[(end_of < has) & (start_of == has)]):
