@@ -38,4 +38,3 @@ def key_value_pairs(tokens: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]
     pairs = pa.StringArray.from_buffers(2 * len(tokens), pa.py_buffer(bounds),
                                         tokens.buffers()[2])
     return pairs, eq
-

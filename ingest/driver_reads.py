@@ -78,9 +78,9 @@ class FileReads:
 def system_allocator() -> Iterator[None]:
     """Arrow allocates from the C library's malloc inside, not from its default mimalloc
     pool. The readers allocate and free hundreds of MB per block; mimalloc gives the
-    pages back to the system soon after a free and takes them again at the next block:
-    PBS at site scale spent 0.22-0.38 s in the kernel for 0.95-1.05 s of its own CPU,
-    0.05-0.13 s with malloc (README, Scale)."""
+    pages back to the system soon after a free and faults them in again at the next
+    block: PBS at site scale spent 0.15-0.44 s in the kernel per pass for ~1 s of its own
+    CPU, 0.05-0.26 s with malloc (README, Scale). The previous pool comes back after."""
     previous = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
