@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from lassi.ingest import columnar, lwfs_client
 from lassi.ingest.columnar import row_schema, rows_table, utc_micros
+from lassi.ingest.driver_reads import system_allocator
 
 from lassi.core.config import load_site
 
@@ -337,3 +338,16 @@ def test_driver_readers_cut_a_file_into_even_blocks(tmp_path, monkeypatch):
     monkeypatch.setattr(columnar, "MIN_BLOCK_CHARS", 4096)
     assert columnar.balanced_block_chars(path) == 1000      # capped by BLOCK_CHARS
     assert columnar.balanced_block_chars(tmp_path / "absent") == 1000
+
+
+def test_driver_readers_allocate_from_malloc_and_give_the_pool_back():
+    """Inside `system_allocator` Arrow's buffers come from the C library's malloc; after
+    it (also after an error) the pool is the one before."""
+    before = pa.default_memory_pool()
+    with system_allocator():
+        assert pa.default_memory_pool().backend_name == "system"
+        assert pa.array(["x"] * 1000).buffers()[2] is not None
+    assert pa.default_memory_pool().backend_name == before.backend_name
+    with pytest.raises(ValueError), system_allocator():
+        raise ValueError("a reader fails")
+    assert pa.default_memory_pool().backend_name == before.backend_name
