@@ -257,10 +257,23 @@ _LONG_INT_RE = r"^ *-?[0-9]{10}"
 
 def leading_ints(text: pa.Array) -> tuple[pa.Array, pa.Array]:
     """`alps.to_int` of each value (its leading integer after spaces; null when absent or
-    without one) and where this reading cannot say (10 digits or more). RE2 on these short
-    values beats numpy on their bytes (3.9 against 6.3 ms per 48k)."""
-    digits = pc.extract_regex(text, _INT_RE).flatten()[0]        # null where no match
-    return pc.cast(digits, pa.int64()), matches(text, _LONG_INT_RE)
+    without one) and where this reading cannot say (10 digits or more). Values of 1-9
+    digits alone (most) are cast; RE2 reads the others (on these short values it beats
+    numpy on their bytes: 3.9 against 6.3 ms per 48k)."""
+    plain = pc.fill_null(pc.and_(pc.ascii_is_decimal(text),
+                                 pc.less_equal(pc.binary_length(text), 9)), False)
+    ints = pc.cast(pc.if_else(plain, text, None), pa.int64())
+    longer = np.zeros(len(text), bool)
+    rest = np.flatnonzero(np.asarray(pc.and_(pc.invert(plain), pc.is_valid(text))))
+    if len(rest):
+        other = text.take(pa.array(rest))
+        where = np.full(len(text), -1, np.int64)
+        where[rest] = np.arange(len(rest))
+        digits = pc.extract_regex(other, _INT_RE).flatten()[0]   # null where no match
+        ints = pc.coalesce(ints, pc.cast(digits, pa.int64()).take(
+            pa.array(where, mask=where < 0)))
+        longer[rest] = np.asarray(matches(other, _LONG_INT_RE))
+    return ints, pa.array(longer)
 
 
 def in_years(wall: np.ndarray) -> np.ndarray:

@@ -257,8 +257,9 @@ def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
 
 
 def test_leading_ints_read_as_to_int():
-    """`columnar.leading_ints` (numpy on the bytes; leading spaces by RE2) gives
-    `alps.to_int` of every value with at most 9 digits and says which have 10 or more."""
+    """`columnar.leading_ints` (a cast of values of 1-9 digits alone, RE2 for the others)
+    gives `alps.to_int` of every value with at most 9 digits and says which have 10 or
+    more, on a sliced array too."""
     import re
 
     from lassi.ingest.alps import to_int
@@ -268,10 +269,12 @@ def test_leading_ints_read_as_to_int():
              "-1234567890", "  42", " -7x", "-", "--1", "007", "99999999999", " ", "9"]
     texts += ["".join(rng.choice("0123456789-: x") for _ in range(rng.randrange(14)))
               for _ in range(5000)]
-    values, long = columnar.leading_ints(pa.array(texts))
-    for text, got, too_long in zip(texts, values.to_pylist(), long.to_pylist(), strict=True):
-        assert too_long == bool(re.match(r" *-?[0-9]{10}", text or "")), text
-        assert got == (None if too_long else to_int(text)), text
+    for array in (pa.array(texts), pa.array(["1", "x", *texts]).slice(2)):
+        values, long = columnar.leading_ints(array)
+        for text, got, too_long in zip(texts, values.to_pylist(), long.to_pylist(),
+                                       strict=True):
+            assert too_long == bool(re.match(r" *-?[0-9]{10}", text or "")), text
+            assert got == (None if too_long else to_int(text)), text
 
 
 def test_blank_lines_as_trimmed_text():
