@@ -56,7 +56,6 @@ KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_
 _KEYS_EQ = pa.array([k + "=" for k in KEYS])   # keys as their tokens begin
 _DAY = r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$"
 _HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
-_EPOCH = r"^(?:|0|[0-9]{1,11})$"          # "" and "0": no time; 11 digits stay < year 5138
 _STAR = r"^[^+/*]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/*]+/[0-9]{1,6}\*[0-9]{1,6})*$"
 _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
@@ -287,8 +286,11 @@ def _host_count(items: pa.StringArray, counted: np.ndarray
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """pbs._epoch as epoch microseconds (null: no time) and where it would raise."""
-    fine = matches(v, _EPOCH)
+    """pbs._epoch as epoch microseconds (null: no time) and where it would raise. Read
+    here: "" and "0" (no time) and up to 11 digits (before the year 5138)."""
+    fine = pc.fill_null(pc.or_(pc.and_(pc.ascii_is_decimal(v),
+                                       pc.less_equal(pc.binary_length(v), 11)),
+                               pc.equal(v, "")), False)
     real = all_of(fine, pc.not_equal(v, ""), pc.not_equal(v, "0"))
     micros = pc.multiply(pc.cast(when(real, v, "0"), pa.int64()), 1_000_000)
     return when(real, micros, pa.scalar(None, pa.int64())), all_of(pc.is_valid(v),
