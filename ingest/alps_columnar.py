@@ -41,6 +41,7 @@ from lassi.ingest.columnar import (
     any_of,
     blank_lines,
     iso_micros,
+    kept_rows,
     list_item,
     matches,
     table_schema,
@@ -336,12 +337,13 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     slow_idx = pc.indices_nonzero(pc.invert(fast))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     keep = pc.indices_nonzero(event)
+    pick = kept_rows(keep, n)
     cols = {"seq": keep.cast(pa.int64()), "file": pa.nulls(len(keep), pa.int32()),
-            "line_no": pc.add(keep.cast(pa.int64()), 1), "time": time.take(keep),
-            "kind": words_kind.take(keep), "raw": lines.take(keep),
-            "exe": exe.take(keep), "procs": procs.take(keep),
-            "nodes": _nodes(n, owner, lo, hi, np.asarray(started) & ~bad).take(keep),
-            **{k: kv[k].take(keep) for k in _STR[1:-2]}}
+            "line_no": pc.add(keep.cast(pa.int64()), 1), "time": pick(time),
+            "kind": pick(words_kind), "raw": pick(lines),
+            "exe": pick(exe), "procs": pick(procs),
+            "nodes": pick(_nodes(n, owner, lo, hi, np.asarray(started) & ~bad)),
+            **{k: pick(kv[k]) for k in _STR[1:-2]}}
     events = pa.Table.from_arrays([cols[f.name] for f in _events_schema()],
                                   schema=_events_schema())
     return _Block(n, events, slow, pc.sum(ignored).as_py() or 0, pc.sum(other).as_py() or 0)

@@ -29,6 +29,7 @@ from lassi.ingest.columnar import (
     any_of,
     blank_lines,
     iso_micros,
+    kept_rows,
     list_item,
     names_of,
     table_schema,
@@ -110,12 +111,13 @@ def _fast(lines: pa.StringArray, tz: str) -> tuple[int, pa.Table, list[tuple[int
     slow_idx = pc.indices_nonzero(pc.invert(used))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     keep = pc.indices_nonzero(row)
-    nodes = nodes.take(keep)
-    cols = {"app_id": field_[0].take(keep), "job_id": field_[0].take(keep),
-            "job_name": when(pc.equal(field_[2], ""), pa.scalar(None, pa.string()),
-                             field_[2]).take(keep),
+    pick = kept_rows(keep, n)
+    nodes = pick(nodes)
+    cols = {"app_id": pick(field_[0]), "job_id": pick(field_[0]),
+            "job_name": pick(when(pc.equal(field_[2], ""), pa.scalar(None, pa.string()),
+                                  field_[2])),
             "nodes": nodes, "n_nodes": pc.list_value_length(nodes).cast(pa.int32()),
-            "start": utc_timestamps(start.take(keep)), "end": utc_timestamps(end.take(keep)),
+            "start": utc_timestamps(pick(start)), "end": utc_timestamps(pick(end)),
             "source": pa.repeat(pa.scalar(SOURCE), len(keep))}
     table = pa.Table.from_arrays([cols.get(f.name, pa.nulls(len(keep), f.type)).cast(f.type)
                                   for f in table_schema("app_run")], schema=table_schema("app_run"))

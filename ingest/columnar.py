@@ -255,6 +255,14 @@ _INT_RE = r"^ *(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"     # alps.to_int within 9 digit
 _LONG_INT_RE = r"^ *-?[0-9]{10}"
 
 
+def kept_rows(keep: pa.Array, n: int) -> Callable[[pa.Array], pa.Array]:
+    """The rows at `keep` (ascending indices into n rows) of an array: the array itself,
+    not a copy, when every row is kept (a block of usual lines)."""
+    if len(keep) == n:
+        return lambda values: values
+    return lambda values: values.take(keep)
+
+
 def leading_ints(text: pa.Array) -> tuple[pa.Array, pa.Array]:
     """`alps.to_int` of each value (its leading integer after spaces; null when absent or
     without one) and where this reading cannot say (10 digits or more). Values of 1-9

@@ -36,6 +36,7 @@ from lassi.ingest.columnar import (
     blank_lines,
     fold_offsets,
     in_years,
+    kept_rows,
     leading_ints,
     list_item,
     matches,
@@ -198,6 +199,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     slow_idx = pc.indices_nonzero(pc.invert(pc.or_(pc.or_(take, other), blank)))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     keep = pc.indices_nonzero(take)
+    pick = kept_rows(keep, n)
     cols.update(app_id=job_id, job_id=job_id, rtype=rtype)
     arrays = []
     for f in _records_schema():
@@ -206,7 +208,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
         elif f.name == "source":
             arrays.append(pa.repeat(pa.scalar(SOURCE), len(keep)))
         elif f.name in cols:
-            arrays.append(cols[f.name].take(keep).cast(f.type))
+            arrays.append(pick(cols[f.name]).cast(f.type))
         else:
             arrays.append(pa.nulls(len(keep), f.type))
     records = pa.Table.from_arrays(arrays, schema=_records_schema())

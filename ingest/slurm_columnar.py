@@ -42,6 +42,7 @@ from lassi.ingest.columnar import (
     balanced_block_chars,
     blank_lines,
     iso_micros,
+    kept_rows,
     leading_ints,
     line_blocks,
     list_item,
@@ -355,6 +356,7 @@ def _ids(lay: _Layout) -> tuple[pa.Array, pa.Array, pa.Array]:
 
 def _records(cols: dict[str, pa.Array], keep: pa.Array, first: int) -> pa.Table:
     """The records table of the lines `keep` (indices in a run starting at line `first`)."""
+    pick = kept_rows(keep, len(cols["job_id"]))
     arrays = []
     for f in _records_schema():
         if f.name == "seq":
@@ -362,9 +364,9 @@ def _records(cols: dict[str, pa.Array], keep: pa.Array, first: int) -> pa.Table:
         elif f.name == "source":
             arrays.append(pa.repeat(pa.scalar(SOURCE), len(keep)))
         elif f.name in ("start", "end"):
-            arrays.append(utc_timestamps(cols[f.name].take(keep)))
+            arrays.append(utc_timestamps(pick(cols[f.name])))
         else:
-            arrays.append(cols[f.name].take(keep).cast(f.type))
+            arrays.append(pick(cols[f.name]).cast(f.type))
     return pa.Table.from_arrays(arrays, schema=_records_schema())
 
 
