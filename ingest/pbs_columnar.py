@@ -164,10 +164,11 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
     fill = pa.array(~is_s & same & is_s[prev])
     cols = {}
     for name in table_schema("app_run").names:
-        col = records.column(name).combine_chunks()
+        col = records.column(name)                     # chunks: copied once, by the take
         if name in _FILLED:
             gap = pc.and_(fill, pc.is_null(col))
             if pc.any(gap).as_py():
+                col = col.combine_chunks()
                 col = when(gap, col.take(pa.array(prev)), col)
         cols[name] = col
     ends = np.flatnonzero(~is_s)
