@@ -35,11 +35,12 @@ from lassi.ingest.alps import (
     record,
     to_int,
 )
-from lassi.ingest.arrow_bytes import string_bytes
+from lassi.ingest.arrow_bytes import cut_pieces, every, string_bytes
 from lassi.ingest.columnar import (
     all_of,
     any_of,
     blank_lines,
+    dense_codes,
     iso_micros,
     kept_rows,
     list_item,
@@ -277,7 +278,7 @@ def _nodes(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray, wanted: np
     if (same & (lo[1:] <= hi[:-1])).any():         # a value's ranges overlap or go back
         keep = ~pd.Series(who * (values.max(initial=0) + 1) + values).duplicated().to_numpy()
         values, who = values[keep], who[keep]
-    uniq, inverse = _distinct(values)
+    uniq, inverse = dense_codes(values)
     names = pa.array([f"nid{v:05d}" for v in uniq.tolist()], pa.string()).take(
         pa.array(inverse))
     offsets = np.zeros(n + 1, np.int32)
@@ -285,19 +286,6 @@ def _nodes(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray, wanted: np
     listed = np.zeros(n, bool)
     listed[owner] = True
     return pa.ListArray.from_arrays(pa.array(offsets), names, mask=pa.array(~listed))
-
-
-def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(values, return_inverse=True) of non-negative ints; by a table of flags
-    when they are small (nids are), which needs no sort."""
-    top = int(values.max(initial=-1)) + 1
-    if top > max(1 << 16, 4 * len(values)):
-        uniq, inverse = np.unique(values, return_inverse=True)
-        return uniq, inverse.astype(np.int64)
-    present = np.zeros(top, bool)
-    present[values] = True
-    code = np.cumsum(present) - 1
-    return np.flatnonzero(present), code[values]
 
 
 # --- one block, column-wise -------------------------------------------------------------
@@ -363,13 +351,10 @@ def _launches(commands: pa.Array) -> tuple[pa.Array, pa.Array]:
     exe = pc.if_else(plain, exe, None)
     procs = pc.cast(pc.if_else(plain, parts.field("n"), None), pa.int64())
     if not pc.all(plain).as_py():                     # the others read by parse_launch
-        other = pc.indices_nonzero(pc.invert(plain))
-        read = [parse_launch(c) for c in distinct.take(other).to_pylist()]
-        at = np.full(len(distinct), -1, np.int64)
-        at[np.asarray(other)] = np.arange(len(read))
-        at = pa.array(at, mask=at < 0)
-        exe = pc.coalesce(exe, pa.array([e for e, _ in read], pa.string()).take(at))
-        procs = pc.coalesce(procs, pa.array([c for _, c in read], pa.int64()).take(at))
+        other = pc.invert(plain)
+        read = [parse_launch(c) for c in distinct.filter(other).to_pylist()]
+        exe = pc.replace_with_mask(exe, other, pa.array([e for e, _ in read], pa.string()))
+        procs = pc.replace_with_mask(procs, other, pa.array([c for _, c in read], pa.int64()))
     return pc.take(exe, enc.indices), pc.take(procs, enc.indices)
 
 
@@ -386,11 +371,7 @@ def _item_pieces(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]:
     some = cut < end
     quote[some] = data[cut[some]] == ord('"')
     closed = quote & (end - cut >= 2)
-    bounds = np.empty(4 * len(items) + 1, np.int32)
-    bounds[0::4], bounds[1::4] = offsets, cut
-    bounds[2::4], bounds[3::4] = cut + quote, end - closed
-    return pa.StringArray.from_buffers(4 * len(items), pa.py_buffer(bounds),
-                                       items.buffers()[2]), eq >= 0
+    return cut_pieces(items, cut, cut + quote, end - closed), eq >= 0
 
 
 def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.Array]:
@@ -402,7 +383,7 @@ def _message(msg: pa.Array, n: int) -> tuple[dict[str, pa.Array], pa.Array, pa.A
     items = pc.split_pattern(msg, ", ")
     owner = np.asarray(pc.list_parent_indices(items))
     pieces, is_kv = _item_pieces(items.flatten())
-    key = pieces.take(pa.array(np.arange(0, len(pieces), 4)))     # `key=` or a word
+    key = every(pieces, 4, 0)                                     # `key=` or a word
     code = np.asarray(pc.fill_null(pc.index_in(key, _KEYS_AND_KINDS), -1))
     wanted = np.flatnonzero(is_kv & (code >= 0) & (code < len(KEYS)))
     slot = owner[wanted] * len(KEYS) + code[wanted]

@@ -255,6 +255,19 @@ _INT_RE = r"^ *(?P<i>-?[0-9]{1,9})(?:[^0-9]|$)"     # alps.to_int within 9 digit
 _LONG_INT_RE = r"^ *-?[0-9]{10}"
 
 
+def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) of non-negative ints (distinct values and
+    each value's index among them); by a table of flags when they are small (nids, a
+    machine's name patterns), which needs no sort."""
+    top = int(values.max(initial=-1)) + 1
+    if top > 4 * len(values) + (1 << 16):
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.astype(np.int64)
+    present = np.zeros(top, bool)
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+
+
 def kept_rows(keep: pa.Array, n: int) -> Callable[[pa.Array], pa.Array]:
     """The rows at `keep` (ascending indices into n rows) of an array: the array itself,
     not a copy, when every row is kept (a block of usual lines)."""
@@ -271,17 +284,14 @@ def leading_ints(text: pa.Array) -> tuple[pa.Array, pa.Array]:
     plain = pc.fill_null(pc.and_(pc.ascii_is_decimal(text),
                                  pc.less_equal(pc.binary_length(text), 9)), False)
     ints = pc.cast(pc.if_else(plain, text, None), pa.int64())
-    longer = np.zeros(len(text), bool)
-    rest = np.flatnonzero(np.asarray(pc.and_(pc.invert(plain), pc.is_valid(text))))
-    if len(rest):
-        other = text.take(pa.array(rest))
-        where = np.full(len(text), -1, np.int64)
-        where[rest] = np.arange(len(rest))
+    rest = pc.and_(pc.invert(plain), pc.is_valid(text))
+    longer = pc.and_(plain, False)                               # all False, no nulls
+    if pc.any(rest).as_py():
+        other = text.filter(rest)
         digits = pc.extract_regex(other, _INT_RE).flatten()[0]   # null where no match
-        ints = pc.coalesce(ints, pc.cast(digits, pa.int64()).take(
-            pa.array(where, mask=where < 0)))
-        longer[rest] = np.asarray(matches(other, _LONG_INT_RE))
-    return ints, pa.array(longer)
+        ints = pc.replace_with_mask(ints, rest, pc.cast(digits, pa.int64()))
+        longer = pc.replace_with_mask(longer, rest, matches(other, _LONG_INT_RE))
+    return ints, longer
 
 
 def in_years(wall: np.ndarray) -> np.ndarray:

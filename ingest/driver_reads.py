@@ -44,12 +44,12 @@ class FileReads:
         """Every file read (`file`; `progress(files done, files)` after each), then the
         rows (`finish`)."""
         paths = list(paths)
-        with system_allocator(), ThreadPoolExecutor(READ_THREADS) as pool:
+        with ThreadPoolExecutor(READ_THREADS) as pool:
             for done, path in enumerate(paths, 1):
                 self.file(path, pool)
                 if progress is not None:
                     progress(done, len(paths))
-            return self.finish()
+        return self.finish()
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
         raise NotImplementedError
@@ -77,10 +77,11 @@ class FileReads:
 @contextmanager
 def system_allocator() -> Iterator[None]:
     """Arrow allocates from the C library's malloc inside, not from its default mimalloc
-    pool. The readers allocate and free hundreds of MB per block; mimalloc gives the
-    pages back to the system soon after a free and faults them in again at the next
-    block: PBS at site scale spent 0.15-0.44 s in the kernel per pass for ~1 s of its own
-    CPU, 0.05-0.26 s with malloc (README, Scale). The previous pool comes back after."""
+    pool (runner.ingest_scheduler: a reader's parse and write). The readers allocate and
+    free hundreds of MB per block; mimalloc gives the pages back to the system soon after
+    a free and faults them in again at the next block: PBS at site scale spent 0.15-0.44 s
+    in the kernel per pass for ~1 s of its own CPU, 0.05-0.26 s with malloc (README,
+    Scale). The previous pool comes back after."""
     previous = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:

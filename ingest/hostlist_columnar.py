@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.columnar import all_of, any_of, matches
+from lassi.ingest.columnar import all_of, any_of, dense_codes, matches
 
 from lassi.core.hostlist import MAX_HOSTS
 
@@ -136,12 +136,7 @@ def _combos(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray
     p, q = (np.asarray(pc.fill_null(pc.dictionary_encode(x).indices, 0), np.int64)[owner]
             for x in (pre, post))                     # (null for values not grouped)
     key = (p * (q.max(initial=0) + 1) + q) * (width.max(initial=0) + 1) + width
-    top = int(key.max(initial=-1))
-    if top >= 4 * len(key) + 1024:                    # many combinations: sort them
-        return np.unique(key, return_inverse=True)[1]
-    seen = np.zeros(top + 1, bool)                    # few (a machine's): rank without a sort
-    seen[key] = True
-    return (np.cumsum(seen) - 1)[key]
+    return dense_codes(key)[1]
 
 
 def _names(pre: pa.Array, post: pa.Array, owner: np.ndarray, width: np.ndarray,

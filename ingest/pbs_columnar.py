@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.arrow_bytes import key_value_pairs, string_bytes
+from lassi.ingest.arrow_bytes import cut_pieces, every, key_value_pairs, string_bytes
 from lassi.ingest.columnar import (
     Fields,
     all_of,
@@ -275,17 +275,12 @@ def _host_count(items: pa.StringArray, counted: np.ndarray
     """Of `host/N*count` items (where `counted`) or `host/N` items: the host (before the
     `/`) and the count (after the `*`; empty for the others), cut without a copy of
     their bytes."""
-    offsets, data = string_bytes(items)
+    offsets, _ = string_bytes(items)
     start = offsets[:-1].astype(np.int64)
     slash = start + np.asarray(pc.find_substring(items, "/"), np.int64)
     star = np.asarray(pc.find_substring(items, "*"), np.int64)
-    cut = np.where(counted, start + star + 1, offsets[1:])
-    bounds = np.empty(3 * len(items) + 1, np.int32)        # host, `/N*`, count
-    bounds[0::3], bounds[1::3], bounds[2::3] = offsets, slash, cut
-    pieces = pa.StringArray.from_buffers(3 * len(items), pa.py_buffer(bounds),
-                                         items.buffers()[2])
-    return (pieces.take(pa.array(np.arange(0, len(pieces), 3))),
-            pieces.take(pa.array(np.arange(2, len(pieces), 3))))
+    pieces = cut_pieces(items, slash, np.where(counted, start + star + 1, offsets[1:]))
+    return every(pieces, 3, 0), every(pieces, 3, 2)        # host, (`/N*`,) count
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
