@@ -216,6 +216,28 @@ def fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
     return offs
 
 
+def wall_fold_offsets(wall: np.ndarray, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
+    """`fold_offsets` of local wall times given as epoch microseconds (read as if UTC):
+    per distinct day when its first and last seconds have the same offsets; the valid
+    times of other days (a transition's) through their text."""
+    day = np.floor_divide(wall, 86_400_000_000)
+    days, at = np.unique(np.where(valid, day, 0), return_inverse=True)
+    per_day = np.zeros((len(days), 2), np.int64)
+    whole = np.zeros(len(days), bool)
+    for j, d in enumerate(days.tolist()):
+        first = datetime(1970, 1, 1) + timedelta(days=d)
+        a = _offsets(first, tz)
+        if a == _offsets(first.replace(hour=23, minute=59, second=59), tz):
+            per_day[j], whole[j] = a, True
+    offs = per_day[at]
+    rest = np.flatnonzero(valid & ~whole[at])
+    if len(rest):
+        text = np.char.replace(np.datetime_as_string(wall[rest].astype("datetime64[us]"),
+                                                     unit="s"), "T", " ")
+        offs[rest] = _minute_offsets(pa.array(text.tolist(), pa.string()), tz)
+    return offs
+
+
 def _minute_offsets(keys: pa.Array, tz: ZoneInfo) -> np.ndarray:
     """`fold_offsets` of valid local times per distinct minute when its first and last
     seconds have the same, else per second."""

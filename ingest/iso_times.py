@@ -131,3 +131,39 @@ def _days(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
     doy = (153 * np.where(m > 2, m - 3, m + 9) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146_097 + doe - 719_468
+
+
+# `MM/DD/YYYY HH:MM:SS`: the digits of year, month, day, hour, minute, second
+_MDY_DIGITS = ((6, 7, 8, 9), (0, 1), (3, 4), (11, 12), (14, 15), (17, 18))
+_MDY_SEPARATORS = ((2, 47), (5, 47), (10, 32), (13, 58), (16, 58))   # `/`, `/`, ` `, `:`, `:`
+_MDY_WIDTH = 19
+
+
+def read_mdy_prefix(text: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """The `MM/DD/YYYY HH:MM:SS` each value begins with (a PBS record's time), as wall
+    epoch microseconds (read as if UTC), and where it names a real time as `datetime`
+    reads it (year 1-9999, the month's days, hours to 23, no leap second). Only the 19
+    bytes at each value's start are read (gathered, not copied whole)."""
+    offsets, raw = string_bytes(text)
+    starts = offsets[:-1].astype(np.int64)
+    ok = np.diff(offsets) >= _MDY_WIDTH
+    if text.null_count:
+        ok &= np.asarray(text.is_valid())
+    if not ok.any():
+        return np.zeros(len(text), np.int64), ok
+    at = np.where(ok, starts, starts[ok][0])[:, None] + np.arange(_MDY_WIDTH)
+    b = raw[at]                                  # (values, 19) bytes
+    d = b - np.uint8(48)                         # a byte below `0` wraps past 9
+    digits = [c for cols in _MDY_DIGITS for c in cols]
+    ok &= np.all(d[:, digits] <= 9, axis=1)
+    for col, byte in _MDY_SEPARATORS:
+        ok &= b[:, col] == byte
+    year, month, day, hour, minute, second = (_number(d, cols) for cols in _MDY_DIGITS)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_ok = (month >= 1) & (month <= 12)
+    last = _MONTH_DAYS[np.where(month_ok, month, 1) - 1] + ((month == 2) & leap)
+    ok &= (year >= 1) & month_ok & (day >= 1) & (day <= last)
+    ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
+    wall = ((_days(year, month, day).astype(np.int64) * 86_400
+             + (hour * 3600 + minute * 60 + second)) * 1_000_000)
+    return np.where(ok, wall, 0), ok

@@ -34,7 +34,6 @@ from lassi.ingest.columnar import (
     all_of,
     any_of,
     blank_lines,
-    fold_offsets,
     in_years,
     kept_rows,
     leading_ints,
@@ -42,10 +41,11 @@ from lassi.ingest.columnar import (
     matches,
     nonempty,
     table_schema,
+    wall_fold_offsets,
     when,
 )
 from lassi.ingest.driver_reads import FileReads, files_parser
-from lassi.ingest.iso_times import read_iso
+from lassi.ingest.iso_times import read_mdy_prefix
 from lassi.ingest.pbs import PBS_DEFAULT_PROJECT, SOURCE, record
 
 from lassi.core.quarantine import ParseStats, Quarantined
@@ -55,14 +55,11 @@ KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
         "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
 _KEYS_EQ = pa.array([k + "=" for k in KEYS])   # keys as their tokens begin
-_DAY = r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$"
-_HEAD = r"^[0-9]{2}:[0-9]{2}:[0-9]{2};[A-Za-z];[^;]*;"
 _STAR = r"^[^+/*]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/*]+/[0-9]{1,6}\*[0-9]{1,6})*$"
 _PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
 _FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
-_STAMP = r"^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}$"
 _INT32_MAX = 2**31 - 1
 
 
@@ -186,9 +183,10 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     head = tok.field(1)
     parts = pc.split_pattern(head, ";", max_splits=3)
     hms, rtype, job_id, first = (list_item(parts, i) for i in range(4))
-    header = _header_micros(pc.binary_join_element_wise(tok.field(0), hms, " "), tz)
-    ok = all_of(pc.ascii_is_printable(lines), matches(tok.field(0), _DAY), matches(head, _HEAD),
-                pc.is_valid(header))
+    header = _header_micros(lines, tz)
+    ok = all_of(pc.ascii_is_printable(lines), pc.is_valid(header), pc.is_valid(first),
+                pc.equal(pc.binary_length(hms), 8), pc.equal(pc.binary_length(rtype), 1),
+                pc.ascii_is_alpha(rtype))
     se = pc.fill_null(pc.is_in(rtype, pa.array(["S", "E"])), False)
     other = all_of(ok, pc.invert(se))
     is_s = pc.equal(rtype, "S")
@@ -225,21 +223,16 @@ def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:
     return pa.array(out)
 
 
-def _header_micros(stamps: pa.Array, tz: str) -> pa.Array:
-    """UTC epoch microseconds of `MM/DD/YYYY HH:MM:SS` local in `tz` (pbs.to_utc: fold 0),
-    each distinct text read once (as ISO-8601, `iso_times`); null where it names no real
-    time or a year outside 1900-2200 (the line parser reads those)."""
-    enc = pc.dictionary_encode(stamps)
-    keys = enc.dictionary
-    day = pc.binary_join_element_wise(*(pc.utf8_slice_codeunits(keys, a, b)
-                                        for a, b in ((6, 10), (0, 2), (3, 5))), "-")
-    wall = pc.binary_join_element_wise(day, pc.utf8_slice_codeunits(keys, 11, 19), " ")
-    iso = read_iso(wall)
-    valid = iso.ok & (iso.zone == 0) & in_years(iso.wall) & np.asarray(matches(keys, _STAMP))
-    micros = iso.wall
+def _header_micros(lines: pa.StringArray, tz: str) -> pa.Array:
+    """UTC epoch microseconds of the `MM/DD/YYYY HH:MM:SS` each line begins with, local in
+    `tz` (pbs.to_utc: fold 0), read from the lines' bytes (`iso_times.read_mdy_prefix`);
+    null where it names no real time or a year outside 1900-2200 (the line parser reads
+    those)."""
+    wall, valid = read_mdy_prefix(lines)
+    valid &= in_years(wall)
     if tz != "UTC":
-        micros = micros - fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
-    return pc.take(pa.array(micros, pa.int64(), mask=~valid), enc.indices)
+        wall = wall - wall_fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
+    return pa.array(wall, pa.int64(), mask=~valid)
 
 
 def _attributes(tok: Fields, first: pa.Array, n: int

@@ -240,7 +240,8 @@ def test_no_zone_changes_offset_twice_within_a_day():
 
 def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
     """Every minute (and the seconds either side of each change) of days with and without
-    a transition, in zones with hour and half-hour changes, read as Python reads them."""
+    a transition, in zones with hour and half-hour changes, read as Python reads them, from
+    their text (`fold_offsets`) and from their wall microseconds (`wall_fold_offsets`)."""
     from zoneinfo import ZoneInfo
 
     days = [dt.datetime(2017, 3, 12), dt.datetime(2017, 11, 5), dt.datetime(2017, 6, 1),
@@ -253,6 +254,10 @@ def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
         got = columnar.fold_offsets(keys, np.ones(len(keys), bool), tz)
         want = [[(t.replace(fold=f, tzinfo=tz).utcoffset() // dt.timedelta(microseconds=1))
                  for f in (0, 1)] for t in stamps]
+        assert got.tolist() == want, name
+        wall = np.array([(t - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+                         for t in stamps])
+        got = columnar.wall_fold_offsets(wall, np.ones(len(wall), bool), tz)
         assert got.tolist() == want, name
 
 

@@ -1,6 +1,7 @@
 """ISO-8601 times read from bytes with numpy (`iso_times.read_iso`, behind
-`columnar.utc_micros` and `columnar.iso_micros`) against Python's `datetime`: edge dates
-by hand, then random texts near the shapes, each read as Python reads it."""
+`columnar.utc_micros` and `columnar.iso_micros`) and PBS's `MM/DD/YYYY HH:MM:SS` record
+times (`read_mdy_prefix`) against Python's `datetime`: edge dates by hand, then random
+texts near the shapes, each read as Python reads it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 import numpy as np
 import pyarrow as pa
 from lassi.ingest import alps, columnar
-from lassi.ingest.iso_times import read_iso
+from lassi.ingest.iso_times import read_iso, read_mdy_prefix
 
 from tests.test_fuzz_ingest import SEED
 
@@ -111,3 +112,40 @@ def test_iso_micros_and_utc_micros_equal_the_line_parsers():
             for t in texts]
     assert utc == want
     assert np.array_equal(np.asarray(columnar.utc_micros(pa.array([], pa.string()))), [])
+
+
+_MDY = re.compile(r"(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
+
+
+def _mdy_python(text: str | None) -> int | None:
+    """Wall µs (as if UTC) of the `MM/DD/YYYY HH:MM:SS` the text begins with, as
+    pbs._header_time reads it, or None."""
+    m = _MDY.match(text or "")
+    if not m:
+        return None
+    mo, d, y, h, mi, s = (int(g) for g in m.groups())
+    try:
+        return (dt.datetime(y, mo, d, h, mi, s) - _EPOCH) // _US
+    except ValueError:
+        return None
+
+
+def test_pbs_record_times_read_as_python_reads_them():
+    """`read_mdy_prefix`: edge dates (each followed by a record's rest or by nothing), then
+    random texts near the shape, on a sliced array."""
+    rng = random.Random(SEED)
+    edges = ["02/29/2024 23:59:59", "02/29/2023 00:00:00", "02/29/1900 00:00:00",
+             "02/29/2000 00:00:00", "04/31/2018 00:00:00", "12/31/2018 23:59:60",
+             "12/31/2018 24:00:00", "01/01/0000 00:00:00", "01/01/0001 00:00:00",
+             "12/31/9999 23:59:59", "13/01/2018 00:00:00", "00/10/2018 00:00:00",
+             "09/00/2018 00:00:00", "9/10/2018 06:16:52", "09/10/2018 06:16:5", "", None,
+             "09/10/2018T06:16:52", "09-10-2018 06:16:52", "09/10/2018 06:16:52"]
+    texts = [e + tail if e else e for e in edges for tail in ("", ";E;1.sdb;user=u", "x")]
+    for _ in range(20_000):
+        t = _EPOCH + dt.timedelta(seconds=rng.randrange(-2_500_000_000, 8_000_000_000))
+        base = t.strftime("%m/%d/%Y %H:%M:%S") + rng.choice(["", ";S;12.sdb;a=b", " x"])
+        texts.append(base if rng.random() < 0.5 else _near(rng, base))
+    arr = pa.array(["pad", *texts, "pad"], pa.string()).slice(1, len(texts))
+    wall, ok = read_mdy_prefix(arr)
+    for i, text in enumerate(texts):
+        assert (int(wall[i]) if ok[i] else None) == _mdy_python(text), text
