@@ -143,7 +143,7 @@ def read_mdy_prefix(text: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """The `MM/DD/YYYY HH:MM:SS` each value begins with (a PBS record's time), as wall
     epoch microseconds (read as if UTC), and where it names a real time as `datetime`
     reads it (year 1-9999, the month's days, hours to 23, no leap second). Only the 19
-    bytes at each value's start are read (gathered, not copied whole)."""
+    bytes at each value's start are read (copied row by row, not the whole text)."""
     offsets, raw = string_bytes(text)
     starts = offsets[:-1].astype(np.int64)
     ok = np.diff(offsets) >= _MDY_WIDTH
@@ -151,8 +151,8 @@ def read_mdy_prefix(text: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
         ok &= np.asarray(text.is_valid())
     if not ok.any():
         return np.zeros(len(text), np.int64), ok
-    at = np.where(ok, starts, starts[ok][0])[:, None] + np.arange(_MDY_WIDTH)
-    b = raw[at]                                  # (values, 19) bytes
+    rows = np.lib.stride_tricks.sliding_window_view(raw, _MDY_WIDTH)
+    b = rows[np.where(ok, starts, 0)]            # (values, 19) bytes
     d = b - np.uint8(48)                         # a byte below `0` wraps past 9
     digits = [c for cols in _MDY_DIGITS for c in cols]
     ok &= np.all(d[:, digits] <= 9, axis=1)

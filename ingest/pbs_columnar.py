@@ -55,8 +55,6 @@ KEYS = ("user", "group", "project", "account", "jobname", "start", "end", "Exit_
         "exec_host", "exec_vnode", "total_execution_slots", "resources_used.ncpus",
         "Resource_List.ncpus", "unique_node_count", "Resource_List.nodect")
 _KEYS_EQ = pa.array([k + "=" for k in KEYS])   # keys as their tokens begin
-_STAR = r"^[^+/*]+/[0-9]{1,6}\*[0-9]{1,6}(?:\+[^+/*]+/[0-9]{1,6}\*[0-9]{1,6})*$"
-_PLAIN = r"^[^+/]+/[0-9]{1,6}(?:\+[^+/]+/[0-9]{1,6})*$"
 # without its parentheses, a chunk without its vnode: parse_exec_vnode raises
 _BAD_VNODE = r"^$|^[:+]|\+[:+]|\+$"
 _FILLED = ("user", "project", "job_name", "nodes", "n_nodes", "n_procs", "start")
@@ -263,17 +261,30 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     return out, pa.array(any_kv)
 
 
-def _host_count(items: pa.StringArray, counted: np.ndarray
-                ) -> tuple[pa.StringArray, pa.StringArray]:
-    """Of `host/N*count` items (where `counted`) or `host/N` items: the host (before the
-    `/`) and the count (after the `*`; empty for the others), cut without a copy of
-    their bytes."""
+def _host_items(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.ndarray]:
+    """Of exec_host items (`host/N*count` or `host/N`): the host (before the first `/`),
+    the slots (pbs._slots: the count, 1 for `host/N`) and where the item has one of the
+    two shapes (a host, N and the count of 1-6 digits; no `*` in the host of the first).
+    The items are cut without a copy of their bytes; only the hosts are taken."""
     offsets, _ = string_bytes(items)
-    start = offsets[:-1].astype(np.int64)
-    slash = start + np.asarray(pc.find_substring(items, "/"), np.int64)
+    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    slash = np.asarray(pc.find_substring(items, "/"), np.int64)
     star = np.asarray(pc.find_substring(items, "*"), np.int64)
-    pieces = cut_pieces(items, slash, np.where(counted, start + star + 1, offsets[1:]))
-    return every(pieces, 3, 0), every(pieces, 3, 2)        # host, (`/N*`,) count
+    has_host = slash >= 1
+    counted = has_host & (star > slash)
+    host_end = np.where(has_host, start + slash, end)
+    n_start = np.minimum(host_end + 1, end)
+    n_end = np.where(counted, start + star, end)
+    c_start = np.where(counted, n_end + 1, end)
+    pieces = cut_pieces(items, host_end, n_start, n_end, c_start)   # host / N * count
+    decimal = np.asarray(pc.ascii_is_decimal(pieces))
+    n_len, c_len = n_end - n_start, end - c_start
+    ok = (has_host & decimal[2::5] & (n_len >= 1) & (n_len <= 6)
+          & (~counted | (decimal[4::5] & (c_len >= 1) & (c_len <= 6))))
+    slots = np.ones(len(items), np.int64)
+    read = np.flatnonzero(ok & counted)
+    slots[read] = np.asarray(pc.cast(pieces.take(pa.array(5 * read + 4)), pa.int64()))
+    return every(pieces, 5, 0), slots, ok
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -332,28 +343,36 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
 
 
 def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """parse_exec_host per line for its two common shapes: the distinct hosts in order
-    (null without any), the slots (null without exec_host) and where the value has another
-    shape."""
+    """parse_exec_host per value whose items all have one of the two common shapes,
+    `host/N*count` or `host/N` (`_host_items`): the distinct hosts in order (null for
+    other values), the slots (null likewise) and where a non-empty value is another (the
+    line parser reads those)."""
     n = len(v)
-    star, plain = matches(v, _STAR), matches(v, _PLAIN)
-    bad = all_of(pc.is_valid(v), pc.not_equal(v, ""), pc.invert(pc.or_(star, plain)))
-    rows = np.flatnonzero(np.asarray(pc.or_(star, plain)))
-    items = pc.split_pattern(v.take(pa.array(rows)), "+")     # `host/N*count` or `host/N`
-    owner = rows[np.asarray(pc.list_parent_indices(items))]
-    flat = items.flatten()
-    counted = np.asarray(star)[owner]                  # items of `host/N*count` values
-    host, count = _host_count(flat, counted)
-    counts = np.ones(len(flat), np.int64)
-    counts[counted] = np.asarray(pc.cast(count.filter(pa.array(counted)), pa.int64()))
-    slots = np.bincount(owner, weights=counts, minlength=n)
-    codes = np.asarray(pc.dictionary_encode(host).indices).astype(np.int64)
-    first = np.flatnonzero(~pd.Series(owner * (codes.max(initial=0) + 1) + codes).duplicated()
-                           .to_numpy())
+    items = pc.split_pattern(v, "+")
+    owner = np.asarray(pc.list_parent_indices(items))
+    host, slots, ok = _host_items(items.flatten())
+    read = ((np.bincount(owner, weights=~ok, minlength=n) == 0)
+            & (np.bincount(owner, minlength=n) > 0))
+    bad = all_of(pc.is_valid(v), pc.not_equal(v, ""), pa.array(~read))
+    keep = np.flatnonzero(read[owner])
+    owner, host = owner[keep], host.take(pa.array(keep))
+    total = np.bincount(owner, weights=slots[keep], minlength=n)
+    first = _first_hosts(owner, host)
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(owner[first], minlength=n), out=offsets[1:])
-    none = np.ones(n, bool)
-    none[owner] = False
     nodes = pa.ListArray.from_arrays(pa.array(offsets), host.take(pa.array(first)),
-                                     mask=pa.array(none))
-    return nodes, pa.array(slots.astype(np.int64), mask=none), bad
+                                     mask=pa.array(~read))
+    return nodes, pa.array(total.astype(np.int64), mask=~read), bad
+
+
+def _first_hosts(owner: np.ndarray, host: pa.StringArray) -> np.ndarray:
+    """The items that are their value's first of their host (`owner`: each item's value,
+    ascending). Values whose hosts ascend strictly (the usual case) have no repeats and
+    are not hashed."""
+    later = np.asarray(pc.greater(host.slice(1), host.slice(0, max(len(host) - 1, 0))))
+    same = owner[1:] == owner[:-1]
+    if len(host) < 2 or (later | ~same).all():
+        return np.arange(len(host))
+    codes = np.asarray(pc.dictionary_encode(host).indices).astype(np.int64)
+    return np.flatnonzero(~pd.Series(owner * (codes.max(initial=0) + 1) + codes).duplicated()
+                          .to_numpy())
