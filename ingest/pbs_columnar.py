@@ -254,10 +254,14 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     w_owner, w_code = owner[wanted], code[wanted].astype(np.int64)
     twice = np.bincount(w_owner * len(KEYS) + w_code, minlength=n * len(KEYS)) > 1
     any_kv[np.flatnonzero(twice) // len(KEYS)] = False
-    where = np.full(len(KEYS) * n, -1, np.int64)      # each key's values, one after another
-    where[w_code * n + w_owner] = 2 * wanted + 1        # the value after the key
+    present = np.flatnonzero(np.bincount(w_code, minlength=len(KEYS)))   # keys in the block
+    rank = np.full(len(KEYS), -1, np.int64)
+    rank[present] = np.arange(len(present))
+    where = np.full(len(present) * n, -1, np.int64)   # each key's values, one after another
+    where[rank[w_code] * n + w_owner] = 2 * wanted + 1  # the value after the key
     values = pairs.take(pa.array(where, mask=where < 0))
-    out = {name: values.slice(k * n, n) for k, name in enumerate(KEYS)}
+    out = {name: (values.slice(rank[k] * n, n) if rank[k] >= 0 else pa.nulls(n, pa.string()))
+           for k, name in enumerate(KEYS)}
     return out, pa.array(any_kv)
 
 
