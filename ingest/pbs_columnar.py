@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.arrow_bytes import cut_pieces, every, key_value_pairs, string_bytes
 from lassi.ingest.columnar import (
+    READ_THREADS,
     Fields,
     all_of,
     any_of,
@@ -141,8 +142,9 @@ def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:
 
 # --- pairing ------------------------------------------------------------------------------
 def paired(records: pa.Table) -> tuple[pa.Table, int]:
-    """The rows of S and E records (pbs._State's rules), E rows in line order then the
-    unfinished S rows; and how many S rows were unfinished."""
+    """The rows of S and E records (pbs._State's rules), E rows in the records' order then
+    the unfinished S rows (line order but for the lines the line parser read, which follow
+    their block's); and how many S rows were unfinished."""
     seq = np.asarray(records.column("seq").combine_chunks())
     job = np.asarray(pc.dictionary_encode(records.column("job_id").combine_chunks()).indices)
     is_s = np.asarray(pc.equal(records.column("rtype"), "S").combine_chunks())
@@ -166,11 +168,31 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
                 col = col.combine_chunks()
                 col = when(gap, col.take(pa.array(prev)), col)
         cols[name] = col
-    ends = np.flatnonzero(~is_s)
     open_ = np.flatnonzero(is_s & last)
-    out = np.concatenate([ends[np.argsort(seq[ends])], open_[np.argsort(seq[open_])]])
-    rows = pa.table(cols).take(pa.array(out))
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        rows = pa.concat_tables([_take_ascending(cols, np.flatnonzero(~is_s), pool),
+                                 _take_ascending(cols, open_, pool)])
     return rows, len(open_)
+
+
+def _take_ascending(cols: dict[str, pa.Array | pa.ChunkedArray], at: np.ndarray,
+                    pool: ThreadPoolExecutor) -> pa.Table:
+    """The rows at ascending positions, chunk by chunk on the pool's threads: a chunked
+    column's own take would first join its chunks (a copy of every record's node list).
+    The columns chunked as `app_id` is (all but those a gap was filled in) go together."""
+    lens = [len(c) for c in cols["app_id"].chunks]
+    bounds = np.cumsum([0, *lens])
+    cut = np.searchsorted(at, bounds)
+    local = [pa.array(at[cut[k]:cut[k + 1]] - bounds[k]) for k in range(len(lens))]
+    same = [name for name, c in cols.items()
+            if isinstance(c, pa.ChunkedArray) and [len(x) for x in c.chunks] == lens]
+    parts = list(pool.map(lambda k: [cols[name].chunk(k).take(local[k]) for name in same],
+                          range(len(lens))))
+    out = {name: pa.chunked_array([p[i] for p in parts], cols[name].type)
+           for i, name in enumerate(same)}
+    whole = pa.array(at)
+    return pa.table({name: out[name] if name in out else col.take(whole)
+                     for name, col in cols.items()})
 
 
 # --- one block, column-wise ---------------------------------------------------------------
