@@ -54,24 +54,49 @@ def line_blocks(path: str | Path, block_chars: int | None = None
     undecodable bytes replaced).
 
     Raises NotFast when the file cannot be read to its end."""
+    for data in raw_blocks(path, block_chars):
+        yield block_lines(data)
+
+
+def raw_blocks(path: str | Path, block_chars: int | None = None) -> Iterator[bytearray]:
+    """The file's bytes (gzip decompressed) in blocks of whole lines of about
+    `block_chars` (default BLOCK_CHARS) bytes, the last block's end as the file's. Each
+    block is read into its own buffer, which `block_lines` then splits without a copy
+    (a slice of a `bytes` would copy every block once more, twice with the carry).
+
+    Raises NotFast when the file cannot be read to its end."""
+    size = block_chars or BLOCK_CHARS
     try:
         with open_bytes(path) as fh:
-            carry = b""
-            while data := fh.read(block_chars or BLOCK_CHARS):
-                data = carry + data
-                end = data.rfind(b"\n")
+            carry = b""                        # bytes after the last line end so far
+            while True:
+                buf = bytearray(len(carry) + size)
+                buf[:len(carry)] = carry
+                n = len(carry) + _read_into(fh, memoryview(buf)[len(carry):])
+                if n == len(carry):
+                    break
+                end = buf.rfind(b"\n", 0, n)
                 if end < 0:
-                    carry = data
+                    carry = bytes(buf[:n])
                     continue
-                carry = data[end + 1:]
-                yield block_lines(data[:end + 1])
+                carry = bytes(buf[end + 1:n])
+                del buf[end + 1:]
+                yield buf
             if carry:
-                yield block_lines(carry)
+                yield bytearray(carry)
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise NotFast(f"{type(exc).__name__}: {exc}") from exc
 
 
-def block_lines(data: bytes) -> pa.StringArray:
+def _read_into(fh, view: memoryview) -> int:
+    """Bytes read into the view until it is full or the file ends."""
+    got = 0
+    while got < len(view) and (k := fh.readinto(view[got:])):
+        got += k
+    return got
+
+
+def block_lines(data: bytes | bytearray) -> pa.StringArray:
     """The lines of whole lines' bytes (one line end at the end dropped), as `open_text`
     reads them; valid UTF-8 without a carriage return is split without a copy to Python."""
     if b"\r" not in data:
@@ -119,8 +144,8 @@ def parsed_blocks(path: str | Path, parse: Callable[[pa.StringArray], T],
     end."""
     ahead: deque[Future] = deque()
     out = []
-    for lines in line_blocks(path, balanced_block_chars(path)):
-        ahead.append(pool.submit(parse, lines))
+    for data in raw_blocks(path, balanced_block_chars(path)):   # split in the pool too
+        ahead.append(pool.submit(lambda d: parse(block_lines(d)), data))
         if len(ahead) >= READ_THREADS:
             out.append(ahead.popleft().result())
     out += [f.result() for f in ahead]
