@@ -272,24 +272,47 @@ def _last_per_target(table: pa.Table) -> tuple[pa.Table, int]:
 
 def _failovers(table: pa.Table) -> pa.Table:
     """lctl_dl.flag_failovers: per snapshot and file system, OSTs of a server whose OST
-    count is not the mode (ties: the count seen first) are failed over; MDTs null."""
-    df = pd.DataFrame({"ts": np.asarray(table.column("ts").cast(pa.int64())),
-                       "fs": table.column("fs").to_pandas(),
-                       "ost": np.asarray(pc.equal(table.column("kind"), "OST")),
-                       "ip": pc.list_element(pc.split_pattern(table.column("server_nid"), "@",
-                                                              max_splits=1), 0).to_pandas()})
-    df["pos"] = np.arange(len(df))
-    osts = df[df["ost"] & df["ip"].notna()]
-    counts = (osts.groupby(["ts", "fs", "ip"], sort=False)
-              .agg(n=("pos", "size"), first=("pos", "min")).reset_index())
-    hist = (counts.groupby(["ts", "fs", "n"], sort=False)
-            .agg(freq=("first", "size"), seen=("first", "min")).reset_index())
-    mode = (hist.sort_values(["freq", "seen"], ascending=[False, True])
-            .drop_duplicates(["ts", "fs"])[["ts", "fs", "n"]].rename(columns={"n": "mode"}))
-    counts = counts.merge(mode, on=["ts", "fs"])
-    flagged = df.merge(counts[["ts", "fs", "ip", "n", "mode"]], on=["ts", "fs", "ip"],
-                       how="left").sort_values("pos")
-    value = (flagged["n"] != flagged["mode"]).to_numpy()
-    valid = (df["ost"] & df["ip"].notna()).to_numpy()
+    count is not the mode (ties: the count seen first) are failed over; MDTs null. In
+    numpy over integer codes (pandas' groupbys and merges over strings took 77 ms of a
+    66k-line ingest's 0.16 s)."""
+    ost = np.asarray(pc.fill_null(pc.equal(table.column("kind"), "OST"), False))
+    ip = pc.list_element(pc.split_pattern(table.column("server_nid"), "@", max_splits=1), 0)
+    rows = np.flatnonzero(ost & np.asarray(pc.is_valid(ip)))
+    ts = pd.factorize(np.asarray(table.column("ts").cast(pa.int64()))[rows])[0]
+    fs, n_fs = _codes(table.column("fs"), rows)
+    snap = pd.factorize(ts * n_fs + fs)[0]                 # (ts, fs) of each OST row
+    ips, n_ips = _codes(ip, rows)
+    server = pd.factorize(snap * n_ips + ips)[0]           # (ts, fs, ip), first seen first
+    count = np.bincount(server)
+    snap_of = snap[_first_of(server)]
+    # each (snapshot, count): how many servers have it, and its server seen first
+    kind = pd.factorize(snap_of * (count.max(initial=0) + 1) + count)[0]
+    freq, first = np.bincount(kind), _first_of(kind)
+    best = np.lexsort((first, -freq, snap_of[first]))      # per snapshot: the mode first
+    at = snap_of[first][best]
+    top = best[np.r_[True, at[1:] != at[:-1]]]
+    mode = np.zeros(int(snap.max(initial=-1)) + 1, np.int64)
+    mode[snap_of[first][top]] = count[first][top]
+    value = np.zeros(table.num_rows, bool)
+    value[rows] = count[server] != mode[snap]
+    valid = np.zeros(table.num_rows, bool)
+    valid[rows] = True
     col = pa.array(value, pa.bool_(), mask=~valid)
     return table.set_column(table.schema.get_field_index("failed_over"), "failed_over", col)
+
+
+def _codes(values: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense codes of the values at `rows` (null one of them) and how many there are."""
+    enc = pc.dictionary_encode(values)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    codes = pd.factorize(np.asarray(pc.fill_null(enc.indices, -1))[rows])[0]
+    return codes, int(codes.max(initial=-1)) + 1
+
+
+def _first_of(codes: np.ndarray) -> np.ndarray:
+    """Per code, the position of its first occurrence; codes numbered in the order they
+    first occur (pd.factorize's), so a first occurrence is a code above all before it."""
+    if not len(codes):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.r_[True, codes[1:] > np.maximum.accumulate(codes)[:-1]])
