@@ -259,14 +259,16 @@ def _rows(cols: dict[str, pa.Array], ts: np.ndarray, idx: np.ndarray, source: st
 def _last_per_target(table: pa.Table) -> tuple[pa.Table, int]:
     """Per snapshot and target its last row, at its first row's place (the line parser's
     dict of targets per snapshot time); and how many rows were replaced."""
-    target = pc.dictionary_encode(table.column("target")).combine_chunks().indices
-    df = pd.DataFrame({"ts": np.asarray(table.column("ts").cast(pa.int64())),
-                       "target": np.asarray(target), "i": np.arange(table.num_rows)})
-    per_target = df.groupby(["ts", "target"], sort=False)["i"]
-    place, last = per_target.transform("min").to_numpy(), per_target.transform("max").to_numpy()
-    snapshot = df.groupby("ts", sort=False)["i"].transform("min").to_numpy()
-    keep = np.flatnonzero(df["i"].to_numpy() == last)
-    order = keep[np.lexsort((place[keep], snapshot[keep]))]
+    everyone = np.arange(table.num_rows)
+    snap = pd.factorize(np.asarray(table.column("ts").cast(pa.int64())))[0]
+    target, n_targets = _codes(table.column("target"), everyone)
+    key = pd.factorize(snap * n_targets + target)[0]        # (ts, target)
+    place = _first_of(key)[key]                             # its first row
+    later = len(key) - 1 - _first_of(pd.factorize(key[::-1])[0])   # last rows, reversed
+    last = np.zeros(len(key), bool)
+    last[later] = True
+    keep = np.flatnonzero(last)
+    order = keep[np.lexsort((place[keep], _first_of(snap)[snap][keep]))]
     return table.take(pa.array(order)), table.num_rows - len(keep)
 
 
