@@ -37,6 +37,7 @@ from lassi.ingest.alps import (
 )
 from lassi.ingest.arrow_bytes import cut_pieces, every, string_bytes
 from lassi.ingest.columnar import (
+    READ_THREADS,
     all_of,
     any_of,
     blank_lines,
@@ -46,6 +47,7 @@ from lassi.ingest.columnar import (
     list_item,
     matches,
     table_schema,
+    take_ascending,
     utc_timestamps,
 )
 from lassi.ingest.driver_reads import FileReads, files_parser
@@ -188,8 +190,11 @@ class _Parse(FileReads):
         start_fields = events.select(["apid", "batch_id", "user", "exe", "cmd_line", "nodes",
                                       "num_nodes", "procs", "time"])
         end_fields = events.select(["time", "exit_code"])
-        rows, mismatch = _rows(start_fields.take(order[starts]),
-                               end_fields.take(order[np.where(finished, ends, 0)]), finished)
+        with ThreadPoolExecutor(READ_THREADS) as pool:   # in line order: starts ascend
+            started = (take_ascending(start_fields, starts, pool) if in_order
+                       else start_fields.take(order[starts]))
+        rows, mismatch = _rows(started, end_fields.take(order[np.where(finished, ends, 0)]),
+                               finished)
         self.bump("node_count_mismatch", mismatch)
         self.stats.rows = rows.num_rows
         return rows, self.quarantine, self.stats
@@ -208,7 +213,7 @@ def _rows(starts: pa.Table, ends: pa.Table, finished: np.ndarray) -> tuple[pa.Ta
     """app_run rows of the Startings (alps._row) and their Finishings (where `finished`),
     and how many state another node count than they list."""
     n = starts.num_rows
-    nodes = starts.column("nodes").combine_chunks()
+    nodes = starts.column("nodes")                     # chunks: not joined (a copy)
     listed = np.asarray(pc.is_valid(nodes))
     length = np.asarray(pc.fill_null(pc.list_value_length(nodes), 0))
     stated = _ints(starts.column("num_nodes"))

@@ -315,6 +315,27 @@ def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
 
 
+def take_ascending(table: pa.Table, at: np.ndarray, pool: ThreadPoolExecutor) -> pa.Table:
+    """The rows at ascending positions `at`, taken chunk by chunk on the pool's threads:
+    Arrow's take of a chunked column joins its chunks first (a copy of the whole column,
+    node lists and all). The columns chunked as the first one is go together; the others
+    (a column rebuilt whole) are taken whole."""
+    first = table.column(0)
+    lens = [len(c) for c in first.chunks]
+    bounds = np.cumsum([0, *lens])
+    cut = np.searchsorted(at, bounds)
+    local = [pa.array(at[cut[k]:cut[k + 1]] - bounds[k]) for k in range(len(lens))]
+    same = [name for name in table.column_names
+            if [len(c) for c in table.column(name).chunks] == lens]
+    parts = list(pool.map(lambda k: [table.column(name).chunk(k).take(local[k])
+                                     for name in same], range(len(lens))))
+    out = {name: pa.chunked_array([p[i] for p in parts], table.schema.field(name).type)
+           for i, name in enumerate(same)}
+    whole = pa.array(at)
+    return pa.table({name: out[name] if name in out else table.column(name).take(whole)
+                     for name in table.column_names})
+
+
 def kept_rows(keep: pa.Array, n: int) -> Callable[[pa.Array], pa.Array]:
     """The rows at `keep` (ascending indices into n rows) of an array: the array itself,
     not a copy, when every row is kept (a block of usual lines)."""

@@ -42,6 +42,7 @@ from lassi.ingest.columnar import (
     matches,
     nonempty,
     table_schema,
+    take_ascending,
     wall_fold_offsets,
     when,
 )
@@ -169,30 +170,11 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
                 col = when(gap, col.take(pa.array(prev)), col)
         cols[name] = col
     open_ = np.flatnonzero(is_s & last)
+    table = pa.table(cols)
     with ThreadPoolExecutor(READ_THREADS) as pool:
-        rows = pa.concat_tables([_take_ascending(cols, np.flatnonzero(~is_s), pool),
-                                 _take_ascending(cols, open_, pool)])
+        rows = pa.concat_tables([take_ascending(table, np.flatnonzero(~is_s), pool),
+                                 take_ascending(table, open_, pool)])
     return rows, len(open_)
-
-
-def _take_ascending(cols: dict[str, pa.Array | pa.ChunkedArray], at: np.ndarray,
-                    pool: ThreadPoolExecutor) -> pa.Table:
-    """The rows at ascending positions, chunk by chunk on the pool's threads: a chunked
-    column's own take would first join its chunks (a copy of every record's node list).
-    The columns chunked as `app_id` is (all but those a gap was filled in) go together."""
-    lens = [len(c) for c in cols["app_id"].chunks]
-    bounds = np.cumsum([0, *lens])
-    cut = np.searchsorted(at, bounds)
-    local = [pa.array(at[cut[k]:cut[k + 1]] - bounds[k]) for k in range(len(lens))]
-    same = [name for name, c in cols.items()
-            if isinstance(c, pa.ChunkedArray) and [len(x) for x in c.chunks] == lens]
-    parts = list(pool.map(lambda k: [cols[name].chunk(k).take(local[k]) for name in same],
-                          range(len(lens))))
-    out = {name: pa.chunked_array([p[i] for p in parts], cols[name].type)
-           for i, name in enumerate(same)}
-    whole = pa.array(at)
-    return pa.table({name: out[name] if name in out else col.take(whole)
-                     for name, col in cols.items()})
 
 
 # --- one block, column-wise ---------------------------------------------------------------

@@ -359,3 +359,22 @@ def test_driver_readers_allocate_from_malloc_and_give_the_pool_back():
     with pytest.raises(ValueError), system_allocator():
         raise ValueError("a reader fails")
     assert pa.default_memory_pool().backend_name == before.backend_name
+
+
+def test_take_ascending_equals_take():
+    """`columnar.take_ascending` (chunk by chunk on threads) gives Arrow's own take: lists
+    and strings over three chunks (one empty), a column rebuilt whole, no row, every row."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(7)
+    chunks = [[["a", "b"], None, ["c"]], [], [["d"], ["e", "f", "g"]]]
+    table = pa.table({
+        "nodes": pa.chunked_array(chunks, pa.list_(pa.string())),
+        "name": pa.chunked_array([["x", None, "z"], [], ["v", "w"]]),
+        "whole": pa.array([1, 2, 3, 4, 5]),
+    })
+    with ThreadPoolExecutor(2) as pool:
+        for at in ([], [0, 1, 2, 3, 4], [1, 3], sorted(rng.choice(5, 3, replace=False))):
+            at = np.asarray(at, np.int64)
+            got = columnar.take_ascending(table, at, pool)
+            assert got.equals(table.take(pa.array(at, pa.int64()))), at
