@@ -78,6 +78,11 @@ MDS = [
     "20.0.2.100 2018-02-25T00:00:10.000Z bogus=1",
     "20.0.2.100 2018-02-25T00:00:10.000Z open=1 open=2",
     mds_line("elsewhere", "00:20.000", 0).replace("open=0", "open=99999999999999999999"),
+    # every op, not in order; a count past int64 in 19 digits; two spaces; one more item
+    mds_line("20.0.2.102", "00:20.000", 4).replace("close=5 mknod=6", "mknod=6 close=5"),
+    mds_line("20.0.2.105", "00:20.000", 4) + " bogus=1",
+    mds_line("20.0.2.103", "00:20.000", 0).replace("open=0", "open=9999999999999999999"),
+    mds_line("20.0.2.104", "00:20.000", 0).replace("open=0 ", "open=0  "),
 ]
 LAYERS = {"lustre-client": (beacon_columnar.parse_lustre_client_arrow,
                             beacon_layers.parse_lustre_client, "raw_lustre_client"),
@@ -144,7 +149,7 @@ def test_mds_equals_the_line_parser(tmp_path, site, seeded):
     prev = write(folder / "2018-02-24.log", MDS_PREV) if seeded else None
     path = write(folder / "2018-02-25.log", MDS)
     st = same("mds", path, site, prev)
-    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (12, 4, 2)
+    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (16, 6, 2)
 
 
 def lwfs(ip: str, local: str, utc: str, what: str = "Meta exe:", counts=(1,) * 8) -> str:
