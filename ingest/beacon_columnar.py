@@ -516,7 +516,7 @@ def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
     as_utc = utc_micros(iso)
     valid = pc.is_valid(as_utc).to_numpy(zero_copy_only=False)
     us = pc.fill_null(as_utc, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    offs = fold_offsets(keys, valid, tz)
+    offs = fold_offsets(us, valid, tz)
     idx = enc.indices.to_numpy(zero_copy_only=False)
     lo, ut = us[idx], pc.fill_null(utc, 0).to_numpy(zero_copy_only=False)
     low, high = -int(lwfs_server.MAX_SKEW_S * 1e6), int((1.0 + lwfs_server.MAX_SKEW_S) * 1e6)

@@ -217,36 +217,17 @@ def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:
                  for fold in (0, 1))
 
 
-def fold_offsets(keys: pa.Array, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
-    """The (fold 0, fold 1) UTC offsets in µs of each valid `YYYY-MM-DD HH:MM:SS` local
-    time: per distinct day when its first and last seconds have the same (a zone's
-    offsets change at its transitions only, and no zone of the tz database has two
-    within four days: a test checks), else per distinct minute, else per second."""
-    days = pc.dictionary_encode(pc.utf8_slice_codeunits(keys, 0, 10))
-    per_day = np.zeros((len(days.dictionary), 2), np.int64)
-    whole = np.zeros(len(days.dictionary), bool)
-    for j, d in enumerate(days.dictionary.to_pylist()):
-        try:
-            first = datetime(int(d[:4]), int(d[5:7]), int(d[8:10]))
-        except (ValueError, TypeError):
-            continue
-        a = _offsets(first, tz)
-        if a == _offsets(first.replace(hour=23, minute=59, second=59), tz):
-            per_day[j], whole[j] = a, True
-    at = days.indices.to_numpy(zero_copy_only=False)
-    offs = per_day[at]
-    rest = np.flatnonzero(valid & ~whole[at])
-    if len(rest):
-        offs[rest] = _minute_offsets(keys.take(pa.array(rest)), tz)
-    return offs
-
-
-def wall_fold_offsets(wall: np.ndarray, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
-    """`fold_offsets` of local wall times given as epoch microseconds (read as if UTC):
-    per distinct day when its first and last seconds have the same offsets; the valid
-    times of other days (a transition's) through their text."""
-    day = np.floor_divide(wall, 86_400_000_000)
-    days, at = np.unique(np.where(valid, day, 0), return_inverse=True)
+def fold_offsets(wall: np.ndarray, valid: np.ndarray, tz: ZoneInfo) -> np.ndarray:
+    """The (fold 0, fold 1) UTC offsets in µs of each valid local wall time, given as
+    epoch microseconds read as if UTC (a fraction of a second is ignored): per distinct
+    day when its first and last seconds have the same (a zone's offsets change at its
+    transitions only, and no zone of the tz database has two within four days: a test
+    checks), else per distinct minute, else per second (`_minute_offsets`, from text)."""
+    wall = wall - wall % 1_000_000
+    day = np.where(valid, np.floor_divide(wall, 86_400_000_000), 0)
+    low = int(day.min(initial=0))
+    days, at = dense_codes(day - low)                  # a few days: no sort
+    days = days + low
     per_day = np.zeros((len(days), 2), np.int64)
     whole = np.zeros(len(days), bool)
     for j, d in enumerate(days.tolist()):
@@ -292,9 +273,8 @@ def iso_micros(text: pa.Array, tz: str) -> tuple[pa.Array, pa.Array]:
     utc = iso.wall - iso.offset * 1_000_000
     local = np.flatnonzero(ok & (iso.zone == 0))
     if tz != "UTC" and len(local):
-        wall = text.take(pa.array(local))
-        keys = pc.replace_substring(pc.utf8_slice_codeunits(wall, 0, 19), "T", " ")
-        utc[local] -= fold_offsets(keys, np.ones(len(local), bool), ZoneInfo(tz))[:, 0]
+        utc[local] -= fold_offsets(iso.wall[local], np.ones(len(local), bool),
+                                   ZoneInfo(tz))[:, 0]
     return pa.array(utc, pa.int64()), pa.array(ok)
 
 

@@ -35,6 +35,7 @@ from lassi.ingest.columnar import (
     all_of,
     any_of,
     blank_lines,
+    fold_offsets,
     in_years,
     kept_rows,
     leading_ints,
@@ -43,7 +44,6 @@ from lassi.ingest.columnar import (
     nonempty,
     table_schema,
     take_ascending,
-    wall_fold_offsets,
     when,
 )
 from lassi.ingest.driver_reads import FileReads, files_parser
@@ -233,7 +233,7 @@ def _header_micros(lines: pa.StringArray, tz: str) -> pa.Array:
     wall, valid = read_mdy_prefix(lines)
     valid &= in_years(wall)
     if tz != "UTC":
-        wall = wall - wall_fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
+        wall = wall - fold_offsets(wall, valid, ZoneInfo(tz))[:, 0]
     return pa.array(wall, pa.int64(), mask=~valid)
 
 

@@ -18,6 +18,7 @@ import pytest
 from lassi.ingest import columnar, lwfs_client
 from lassi.ingest.columnar import row_schema, rows_table, utc_micros
 from lassi.ingest.driver_reads import system_allocator
+from lassi.ingest.iso_times import read_iso
 
 from lassi.core.config import load_site
 
@@ -240,8 +241,8 @@ def test_no_zone_changes_offset_twice_within_a_day():
 
 def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
     """Every minute (and the seconds either side of each change) of days with and without
-    a transition, in zones with hour and half-hour changes, read as Python reads them, from
-    their text (`fold_offsets`) and from their wall microseconds (`wall_fold_offsets`)."""
+    a transition, in zones with hour and half-hour changes, read as Python reads them: from
+    their text read by `read_iso`, and from their wall microseconds with a fraction."""
     from zoneinfo import ZoneInfo
 
     days = [dt.datetime(2017, 3, 12), dt.datetime(2017, 11, 5), dt.datetime(2017, 6, 1),
@@ -251,13 +252,15 @@ def test_fold_offsets_per_day_equal_python_at_every_minute_of_changes():
     keys = pa.array([t.strftime("%Y-%m-%d %H:%M:%S") for t in stamps])
     for name in ("America/Chicago", "Australia/Lord_Howe", "Africa/Freetown", "UTC"):
         tz = ZoneInfo(name)
-        got = columnar.fold_offsets(keys, np.ones(len(keys), bool), tz)
+        iso = read_iso(keys)
+        assert iso.ok.all()
+        got = columnar.fold_offsets(iso.wall, np.ones(len(keys), bool), tz)
         want = [[(t.replace(fold=f, tzinfo=tz).utcoffset() // dt.timedelta(microseconds=1))
                  for f in (0, 1)] for t in stamps]
         assert got.tolist() == want, name
         wall = np.array([(t - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
-                         for t in stamps])
-        got = columnar.wall_fold_offsets(wall, np.ones(len(wall), bool), tz)
+                         for t in stamps]) + 999_999          # a fraction is ignored
+        got = columnar.fold_offsets(wall, np.ones(len(wall), bool), tz)
         assert got.tolist() == want, name
 
 
