@@ -151,6 +151,7 @@ def test_fs_hour_sums(wh):
     fh = {(r.fs, r.hour.hour): r for r in w.read("fs_hour", [D]).collect()}
     assert set(fh) == {("fs2", 0), ("fs2", 1), ("fs2", 2), ("fs3", 0)}
     h0 = [r for r in ah if r.fs == "fs2" and r.hour.hour == 0]
+    assert len({(r.app_id, r.fs, r.hour) for r in ah}) == len(ah)   # fs_hour counts rows
     assert fh[("fs2", 0)]["n_apps"] == 3
     assert fh[("fs2", 0)]["write_kb"] == 2048.0 and fh[("fs2", 0)]["open"] == 155
     assert fh[("fs2", 0)]["risk_mds"] == pytest.approx(sum(r.risk_mds for r in h0))
