@@ -322,6 +322,7 @@ def test_app_hour_from_job_stats_equals_app_hour_from_exports(both_day, exports_
     cols = [*COMPARED, *(f"r_{c}" for c in COMPARED), "risk_mds"]
     a = wh.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
     b = exports_day.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    assert a.index.is_unique and b.index.is_unique     # fs_hour's n_apps counts rows
     moved = b[b[COMPARED].sum(axis=1) > 0].index
     assert set(a[a[COMPARED].sum(axis=1) > 0].index) == set(moved)
     assert len(moved) >= 10 and set(a["attributed_by"].loc[moved]) == {"job_stats"}
@@ -413,6 +414,7 @@ def test_a_job_stats_only_site_gets_the_lassi_metrics_and_report(jobstats_day, e
     key = ["app_id", "fs", "hour"]
     a = wh.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
     b = exports_day.read("app_hour", [DATE]).toPandas().set_index(key).sort_index()
+    assert a.index.is_unique and b.index.is_unique     # fs_hour's n_apps counts rows
     moved = b[b[COMPARED].sum(axis=1) > 0].index
     assert len(moved) >= 10 and set(a[a[COMPARED].sum(axis=1) > 0].index) == set(moved)
     assert set(a["attributed_by"]) == {"job_stats"}
