@@ -123,8 +123,9 @@ def get_spark(app_name: str = "lassi", master: str | None = None,
     spark = builder.getOrCreate()
     if _under_spark_submit():   # the submission's --conf wins; lassi's SQL defaults fill gaps
         given = spark.sparkContext.getConf()
-        for k, v in settings.items():
-            if k.startswith("spark.sql.") and not given.contains(k):
+        for k, v in settings.items():   # a static one is fixed once the session exists
+            if (k.startswith("spark.sql.") and not given.contains(k)
+                    and spark.conf.isModifiable(k)):
                 spark.conf.set(k, v)
     spark.sparkContext.setLogLevel(os.environ.get("LASSI_SPARK_LOG_LEVEL", "WARN"))
     spark.conf.set("spark.sql.session.timeZone", "UTC")
