@@ -14,6 +14,10 @@ long from real-looking lines:
   numbered job ids;
 - Slurm: the XDMoD sacct sample of ../shared/realdata (4,285 lines), 40 copies with
   numbered job ids and times k seconds later (skipped when ../shared is absent);
+- `pbs-real`: the real PBS, Torque and PBS Pro `E` records of ../shared/realdata (XDMoD's
+  and APEL's test logs, 13 lines of 587-685 bytes against the simulated ARCHER lines' 445;
+  Torque's `host/0-27` core ranges, PBS Pro's exec_vnode), moved onto the bench day and
+  copied with numbered job ids, 15,300 copies (skipped when ../shared is absent);
 - `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart
   (`--copies 1440`: a day of them at one a minute, ~1 M lines).
 Each is ingested through `ingest_source` in one `local[2]` session into a scratch
@@ -44,6 +48,9 @@ from ingest_rates import CORES, DATE, TARGET, raw_day  # noqa: E402
 
 OUT = HERE / "cache" / "ingest" / "site-scale"
 SLURM_SAMPLE = "scheduler/xdmod_shredder/referencedata_phillips_sacct.log"
+PBS_SAMPLES = ("scheduler/xdmod_shredder/pbs/input/accounting-logs.log",
+               "scheduler/apel/torque_accounting_E_records.log")
+_PBS_EPOCH = re.compile(r"\b(start|end|ctime|qtime|etime)=(\d+)")
 _PBS_ID = re.compile(r"(\d+)\.sdb")
 _APID = re.compile(r"apid=(\d+)")
 _NID = re.compile(r"nid(\d{5})")
@@ -84,6 +91,19 @@ def _slurm(line: str, k: int) -> str:
     return "|".join([f"{f[0]}{k:02d}", f"{f[1]}{k:02d}", rest])
 
 
+def _pbs_real(line: str, k: int) -> str:
+    """Copy k of a real PBS record moved onto the bench day (its header time k seconds
+    after 00:30 local, its epoch times shifted with it) with its own job id."""
+    stamp, rtype, job, rest = line.split(";", 3)
+    was = dt.datetime.strptime(stamp, "%m/%d/%Y %H:%M:%S")
+    now = dt.datetime.combine(DATE["archer"], dt.time(0, 30)) + dt.timedelta(seconds=k)
+    shift = round((now - was).total_seconds())
+    rest = _PBS_EPOCH.sub(lambda m: f"{m.group(1)}={int(m.group(2)) + shift}", rest)
+    num, dot, host = job.partition(".")
+    return ";".join([now.strftime("%m/%d/%Y %H:%M:%S"), rtype, f"{num}{k:05d}{dot}{host}",
+                     rest])
+
+
 def _beacon_job(line: str, k: int) -> str:
     """Copy k of a Beacon job log line: its own job id."""
     job, sep, rest = line.partition("\t")
@@ -114,8 +134,10 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
     src["beacon-job"] = (raw_day("taihulight", 4096, fresh=False) / "beacon" / "jobs"
                          / f"{tl_day.isoformat()}.log")
     sample = _realdata() / SLURM_SAMPLE
+    real = [_realdata() / f for f in PBS_SAMPLES]
     out = {}
-    for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else [])]:
+    for source, path in [*src.items(), *([("slurm", sample)] if sample.is_file() else []),
+                         *([("pbs-real", real[0])] if all(f.is_file() for f in real) else [])]:
         if only and source not in only:
             continue
         # v2: PBS hosts and times vary; v3: Slurm times too
@@ -123,7 +145,11 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()
-            if source in ("lfs-df", "lctl-dl"):
+            if source == "pbs-real":
+                lines = [line for f in real for line in f.read_text().splitlines()
+                         if line.strip()]
+                body = "\n".join(_copies(lines, copies * 153, _pbs_real)) + "\n"
+            elif source in ("lfs-df", "lctl-dl"):
                 body = _snapshots(text, copies)
             else:
                 n = {"slurm": max(1, copies * 2 // 5), "beacon-job": max(1, copies // 2)}.get(
@@ -154,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     tl_site = load_site("taihulight", nodes=4096)
     scratch = HERE / "cache" / "ingest" / "scratch-site-scale"
     results = {}
-    print(f"{'source':<8} {'lines':>9} {'rows':>9} {'warm s':>7} {'driver CPU s':>12} "
-          f"{'lines/s':>9} {'per core':>9}  target {TARGET:,}/core", flush=True)
+    print(f"{'source':<8} {'lines':>9} {'B/line':>6} {'rows':>9} {'warm s':>7} "
+          f"{'driver CPU s':>12} {'lines/s':>9} {'per core':>9} {'MB/s/core':>9}  "
+          f"target {TARGET:,}/core", flush=True)
     for source, path in make_inputs(args.copies, args.sources).items():
         runs = []
         for _ in range(1 + args.warm):         # the first pass warms up, the rest count
@@ -163,16 +190,20 @@ def main(argv: list[str] | None = None) -> int:
             wh = Warehouse(spark, str(scratch))
             t, cpu = time.time(), time.process_time()
             on = ("taihulight", tl_site) if source == "beacon-job" else ("archer", site)
-            st = ingest_source(spark, wh, on[1], source, [str(path)], DATE[on[0]])
+            st = ingest_source(spark, wh, on[1], source.removesuffix("-real"), [str(path)],
+                               DATE[on[0]])
             runs.append((time.time() - t, time.process_time() - cpu))
         wall, cpu = sorted(runs[1:])[len(runs[1:]) // 2]      # the median warm pass
         rate = round(st.lines_read / wall)
+        size = path.stat().st_size
+        mb_core = size / wall / CORES / 1e6
         results[source] = {"lines": st.lines_read, "rows": st.rows,
                            "quarantined": st.lines_quarantined, "wall_s": round(wall, 2),
                            "driver_cpu_s": round(cpu, 2), "lines_per_s": rate,
-                           "per_core": rate // CORES}
-        print(f"{source:<8} {st.lines_read:>9,} {st.rows:>9,} {wall:>7.2f} {cpu:>12.2f} "
-              f"{rate:>9,} {rate // CORES:>9,}  "
+                           "per_core": rate // CORES, "bytes_per_line": size // st.lines_read,
+                           "mb_per_s_per_core": round(mb_core, 1)}
+        print(f"{source:<8} {st.lines_read:>9,} {size // st.lines_read:>6} {st.rows:>9,} "
+              f"{wall:>7.2f} {cpu:>12.2f} {rate:>9,} {rate // CORES:>9,} {mb_core:>9.1f}  "
               f"{'PASS' if rate // CORES >= TARGET else 'FAIL'}", flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
     path = HERE / "results.json"

@@ -3,10 +3,11 @@
 A block of lines is split once at spaces. A line is read here when it is printable ASCII
 without a quote, its header `MM/DD/YYYY HH:MM:SS;T;id;` has the record's shape, and each
 attribute a row is made of has a value whose reading here is exact: epoch seconds,
-leading integers of up to 9 digits, exec_host as `host/N+...` or `host/N*count+...`, an
-exec_vnode that is not needed. Any other line is read by `pbs.record`, the line parser's
-own reading (which also gives the quarantine reason), and joins the others as a record
-of the same form.
+leading integers of up to 9 digits, exec_host items as `host/N`, `host/N*count` (PBS Pro)
+or Torque's core lists `host/0-27`, `host/0,2-3`, an exec_vnode whose ncpus are needed
+only where exec_host gives no slots (`host/0*0`). Any other line is read by `pbs.record`,
+the line parser's own reading (which also gives the quarantine reason), and joins the
+others as a record of the same form.
 
 S and E records are then paired in Arrow, as `pbs.parse_files` pairs them line by line:
 sorted by job and line order, an E takes the fields it lacks from the S just before it;
@@ -270,10 +271,11 @@ def _attributes(tok: Fields, first: pa.Array, n: int
 
 
 def _host_items(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.ndarray]:
-    """Of exec_host items (`host/N*count` or `host/N`): the host (before the first `/`),
-    the slots (pbs._slots: the count, 1 for `host/N`) and where the item has one of the
-    two shapes (a host, N and the count of 1-6 digits; no `*` in the host of the first).
-    The items are cut without a copy of their bytes; only the hosts are taken."""
+    """Of exec_host items (`host/N*count`, `host/N` or a Torque core list `host/0-3,5`):
+    the host (before the first `/`), the slots (pbs._slots: the count, 1 for `host/N`, the
+    cores of a list) and where the item has one of these shapes (a host, N and the count
+    of 1-6 digits; no `*` in the host of the first two; `_core_lists`). The items are cut
+    without a copy of their bytes; only the hosts are taken."""
     offsets, _ = string_bytes(items)
     start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
     slash = np.asarray(pc.find_substring(items, "/"), np.int64)
@@ -292,7 +294,37 @@ def _host_items(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.n
     slots = np.ones(len(items), np.int64)
     read = np.flatnonzero(ok & counted)
     slots[read] = np.asarray(pc.cast(pieces.take(pa.array(5 * read + 4)), pa.int64()))
+    lists = np.flatnonzero(has_host & ~counted & ~ok)       # a spec of other digits: few
+    if len(lists):
+        cores, listed = _core_lists(pieces.take(pa.array(5 * lists + 2)))
+        slots[lists], ok[lists] = cores, listed
     return every(pieces, 5, 0), slots, ok
+
+
+def _core_lists(specs: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """pbs._slots of exec_host specs without `*` (Torque's `0-27`, `0,2-3`): the cores
+    (the sum of hi - lo + 1 over the comma's items, 1 for a single core) and where every
+    item is `lo` or `lo-hi` of 1-6 digits with hi >= lo (the line parser reads the rest,
+    or quarantines them as it does)."""
+    parts = pc.split_pattern(specs, ",")
+    owner = np.asarray(pc.list_parent_indices(parts))
+    flat = parts.flatten()
+    offsets, _ = string_bytes(flat)
+    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    dash = np.asarray(pc.find_substring(flat, "-"), np.int64)
+    ranged = dash >= 0
+    lo_end = np.where(ranged, start + dash, end)
+    pieces = cut_pieces(flat, lo_end, np.minimum(lo_end + 1, end))     # lo - hi
+    lo, hi = every(pieces, 3, 0), every(pieces, 3, 2)
+    lo_len, hi_len = lo_end - start, end - np.minimum(lo_end + 1, end)
+    lo_ok = np.asarray(pc.ascii_is_decimal(lo)) & (lo_len >= 1) & (lo_len <= 6)
+    hi_ok = np.asarray(pc.ascii_is_decimal(hi)) & (hi_len >= 1) & (hi_len <= 6)
+    lo_v = np.asarray(pc.cast(when(pa.array(lo_ok), lo, "0"), pa.int64()))
+    hi_v = np.asarray(pc.cast(when(pa.array(hi_ok), hi, "0"), pa.int64()))
+    good = lo_ok & (~ranged | (hi_ok & (hi_v >= lo_v)))
+    n = len(specs)
+    cores = np.bincount(owner, weights=np.where(ranged, hi_v - lo_v + 1, 1), minlength=n)
+    return cores.astype(np.int64), np.bincount(owner, weights=~good, minlength=n) == 0
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -326,12 +358,17 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
     hosts = pc.dictionary_encode(kv["exec_host"])    # a job's S and E give the same
     nodes, slots, bad_host = (x.take(hosts.indices) for x in _exec_host(hosts.dictionary))
     vnode = pc.replace_substring(pc.replace_substring(kv["exec_vnode"], "(", ""), ")", "")
-    bad_vnode = all_of(pc.is_valid(vnode), pc.not_equal(kv["exec_vnode"], ""),
-                       pc.or_(matches(vnode, _BAD_VNODE),
-                              pc.invert(pc.fill_null(pc.greater(slots, 0), False))))
-    procs = when(pc.fill_null(pc.greater(slots, 0), False), slots,
-                 pc.coalesce(ints["total_execution_slots"], ints["resources_used.ncpus"],
-                             ints["Resource_List.ncpus"]))
+    has_vnode = all_of(pc.is_valid(vnode), pc.not_equal(kv["exec_vnode"], ""))
+    some = pc.fill_null(pc.greater(slots, 0), False)
+    # exec_host read with no slots (`host/0*0`): the ncpus of exec_vnode count
+    vcpus, bad_vcpus = _vnode_ncpus(vnode, all_of(has_vnode, pc.invert(some),
+                                                 pc.is_valid(slots)))
+    bad_vnode = all_of(has_vnode, any_of(matches(vnode, _BAD_VNODE), pc.is_null(slots),
+                                         bad_vcpus))
+    procs = when(some, slots, when(pc.fill_null(pc.greater(vcpus, 0), False), vcpus,
+                                   pc.coalesce(ints["total_execution_slots"],
+                                               ints["resources_used.ncpus"],
+                                               ints["Resource_List.ncpus"])))
     unique = ints["unique_node_count"]
     stated = when(pc.fill_null(pc.not_equal(unique, 0), False), unique,
                   ints["Resource_List.nodect"])
@@ -345,9 +382,36 @@ def _columns(kv: dict[str, pa.Array], header: pa.Array, is_s: pa.Array
             "start": pc.cast(start, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
             "end": pc.cast(end, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")),
             "exit_status": exit_status}
-    too_many = pc.greater(slots, _INT32_MAX)
+    too_many = pc.greater(pc.fill_null(when(some, slots, vcpus), 0), _INT32_MAX)
     bad = [bad_start, bad_end, backwards, bad_exit, long_any, bad_host, bad_vnode, too_many]
     return cols, pc.invert(pc.fill_null(any_of(*bad), False))
+
+
+def _vnode_ncpus(vnode: pa.Array, need: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Where `need`s: parse_exec_vnode's ncpus of the value (without its parentheses):
+    the sum over its `+` chunks of `to_int` of each `ncpus=` resource after the chunk's
+    vnode (0 where there is none), and where an amount has 10 digits or more (the line
+    parser reads those). Null and False elsewhere."""
+    n = len(vnode)
+    rows = np.flatnonzero(np.asarray(pc.fill_null(need, False)))
+    if not len(rows):
+        return pa.nulls(n, pa.int64()), pa.array(np.zeros(n, bool))
+    chunks = pc.split_pattern(vnode.take(pa.array(rows)), "+")
+    res = pc.split_pattern(chunks.flatten(), ":")
+    of_chunk = np.asarray(pc.list_parent_indices(res))
+    flat = res.flatten()
+    after_vnode = np.ones(len(flat), bool)
+    after_vnode[np.asarray(res.offsets)[:-1][np.diff(np.asarray(res.offsets)) > 0]] = False
+    at = np.flatnonzero(after_vnode & np.asarray(pc.starts_with(flat, "ncpus=")))
+    ints, too_long = leading_ints(pc.utf8_slice_codeunits(flat.take(pa.array(at)), 6))
+    row = np.asarray(pc.list_parent_indices(chunks))[of_chunk[at]]
+    total = np.bincount(row, weights=np.asarray(pc.fill_null(ints, 0)), minlength=len(rows))
+    long_ = np.bincount(row, weights=np.asarray(too_long), minlength=len(rows)) > 0
+    vcpus = np.zeros(n, np.int64)
+    vcpus[rows] = total.astype(np.int64)
+    bad = np.zeros(n, bool)
+    bad[rows] = long_
+    return pa.array(vcpus, mask=~np.isin(np.arange(n), rows)), pa.array(bad)
 
 
 def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:

@@ -10,6 +10,7 @@ import datetime as dt
 import random
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from lassi.ingest import columnar, pbs, pbs_columnar
 
@@ -93,6 +94,13 @@ RULES = [
     _line("E", "9.pbs", "exec_vnode=(h[0]:ncpus=24+h[1]:ncpus=24) end=1507600000"),
     _line("E", "10.pbs", "exec_host=c1/0*13 exec_vnode=(:ncpus=13) end=1507600000"),
     _line("E", "11.pbs", "exec_host=c1/0*0 Resource_List.ncpus=7 end=1507600000"),
+    # no slots in exec_host: exec_vnode's ncpus count (PBS Pro GPU jobs), else the fallback
+    _line("E", "11b.pbs", "exec_host=g1/0*0 exec_vnode=(g1[1]:mem=5kb:ngpus=2:ncpus=24+"
+          "g1[0]:ngpus=2:ncpus=24) Resource_List.ncpus=7 end=1507600000"),
+    _line("E", "11c.pbs", "exec_host=g1/0*0 exec_vnode=(g1:mem=5kb) Resource_List.ncpus=7 "
+          "end=1507600000"),
+    _line("E", "11d.pbs", "exec_host=g1/0*0 exec_vnode=(ncpus=4:g1) Resource_List.ncpus=7 "
+          "end=1507600000"),
     # project rules: account first, the PBS default project dropped, an empty group kept
     _line("E", "12.pbs", "account=acc project=p group=g end=1507600000"),
     _line("E", "13.pbs", "project=_pbs_project_default group=g end=1507600000"),
@@ -140,7 +148,42 @@ def test_every_rule_matches_the_line_parser(tmp_path):
     assert by_id["5.pbs"][0]["nodes"] == ["i02n33", "i02n32"]
     assert by_id["5.pbs"][0]["n_procs"] == 3
     assert by_id["11.pbs"][0]["n_procs"] == 7
+    assert by_id["6.pbs"][0]["n_procs"] == 7
+    assert [by_id[f"11{k}.pbs"][0]["n_procs"] for k in "bcd"] == [48, 7, 7]
     assert len(qs) == 11
+
+
+# the exec_host and exec_vnode shapes of real Torque and PBS Pro records (XDMoD's and APEL's
+# samples in ../shared/realdata): core lists, and no slots with the vnodes' ncpus
+SITE_SHAPES = [
+    _line("E", "40.pbs", "user=u exec_host=c1/0-3+c2/0-7 Resource_List.ncpus=12 "
+          "end=1507600000"),
+    _line("E", "41.pbs", "user=u exec_host=node0703/0-27 Resource_List.nodect=1:ppn=24 "
+          "end=1507600000 Exit_status=0"),
+    _line("E", "42.pbs", "user=u exec_host=n404/2+n404/3,5-6 end=1507600000"),
+    _line("E", "43.[h]", "user=[u] exec_host=[h2]/0*0 exec_vnode=([h2][1]:mem=190000128kb:"
+          "ngpus=2:ncpus=24+[h2][0]:ngpus=2:ncpus=24) Resource_List.ncpus=48 end=1507600000"),
+]
+
+
+def test_site_shapes_are_read_column_wise(tmp_path):
+    """Torque's core lists and PBS Pro's slot-less exec_host are read column-wise (none
+    left to the line parser), as the line parser reads them."""
+    block = pbs_columnar._fast(pa.array(SITE_SHAPES), "UTC")
+    assert block.slow == [] and block.records.num_rows == len(SITE_SHAPES)
+    rows, qs = both([_write(tmp_path / "shapes", SITE_SHAPES)])
+    assert [r["n_procs"] for r in sorted(rows, key=lambda r: r["job_id"])] == [12, 28, 4, 48]
+    assert [len(r["nodes"]) for r in sorted(rows, key=lambda r: r["job_id"])] == [2, 1, 1, 1]
+    assert qs == []
+
+
+def test_real_records_are_read_column_wise(realdata):
+    """Every S/E record of the real PBS samples takes the column-wise reading."""
+    lines = [line for f in ("xdmod_shredder/pbs/input/accounting-logs.log",
+                            "apel/torque_accounting_E_records.log")
+             for line in (realdata / "scheduler" / f).read_text().splitlines() if line.strip()]
+    block = pbs_columnar._fast(pa.array(lines), "UTC")
+    assert len(lines) == 13 and block.slow == [] and block.records.num_rows == 13
 
 
 def test_tz_and_pairing_across_files_and_blocks(tmp_path, monkeypatch):
@@ -178,8 +221,13 @@ def _random_log(rng: random.Random, n: int) -> list[str]:
         "exec_host": ["a/0*2+b/0*2", "a/1+a/2", "a/0-1", "", "a/0*2+a/0*2", "/1",
                       "a/0*2+b/1", "a*b/0+c/1", "a*b/0*2", "h/0*", "h/*5", "h//0",
                       "a/1234567", "a/0*1234567", "+a/0", "a/0+", "a/0++b/1", "b/0+a/1",
-                      "a/0*1+b/0*2+a/1*3", "c/0*2+b/0*2+a/0*2", "a/00*007"],
-        "exec_vnode": ["(a:ncpus=2)", "", "(:x)"],
+                      "a/0*1+b/0*2+a/1*3", "c/0*2+b/0*2+a/0*2", "a/00*007",
+                      "a/0-27", "a/0-3+b/0,2-3", "a/3-1", "a/0,,1", "a/-1", "a/1-",
+                      "a/0-1-2", "a/1234567-1234568", "a/0-1*2", "a/0*0", "a/0*0+b/0*0",
+                      "a/007-010", "a/5,5"],
+        "exec_vnode": ["(a:ncpus=2)", "", "(:x)", "(a[1]:mem=5kb:ncpus=24+a[0]:ncpus=24)",
+                       "(a:ncpus=x)", "(a:ncpus= 3)", "(a:ncpus=12345678901)", "(a:mem=1)",
+                       "(ncpus=4:a)", "()"],
         "total_execution_slots": ["4", "x"], "resources_used.ncpus": ["2"],
         "Resource_List.ncpus": ["8", "8:ppn"], "unique_node_count": ["0", "2"],
         "Resource_List.nodect": ["1", "abc"], "queue": ["q"]}
