@@ -507,20 +507,23 @@ def _lwfs_fast(f: Fields, day: date | None, site: Site | None, file: str
 def _local_times(text: pa.Array, utc: pa.Array, tz: ZoneInfo
                  ) -> tuple[pa.Array, pa.BooleanArray]:
     """Epoch microseconds of `YYYY-MM-DD HH:MM:SS` local wall times (as written, null where
-    no such date exists) and `lwfs_server.local_matches` of every line: each distinct local
-    time is read once, and the UTC offsets (either fold) once per distinct day."""
+    no such date exists or the line has no such fields) and `lwfs_server.local_matches` of
+    every line: each distinct local time is read once, and the UTC offsets (either fold)
+    once per distinct day."""
     enc = pc.dictionary_encode(text)
     keys = enc.dictionary
+    if len(keys) == 0:                                  # no line has the fields
+        return pa.nulls(len(text), pa.int64()), pa.array(np.zeros(len(text), bool))
     iso = pc.binary_join_element_wise(pc.replace_substring(keys, " ", "T", max_replacements=1),
                                       pa.scalar("Z"), "")    # read as UTC: the wall time
     as_utc = utc_micros(iso)
     valid = pc.is_valid(as_utc).to_numpy(zero_copy_only=False)
     us = pc.fill_null(as_utc, 0).to_numpy(zero_copy_only=False).astype(np.int64)
     offs = fold_offsets(us, valid, tz)
-    idx = enc.indices.to_numpy(zero_copy_only=False)
+    idx = pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False)
     lo, ut = us[idx], pc.fill_null(utc, 0).to_numpy(zero_copy_only=False)
     low, high = -int(lwfs_server.MAX_SKEW_S * 1e6), int((1.0 + lwfs_server.MAX_SKEW_S) * 1e6)
-    ok = valid[idx].copy()
+    ok = valid[idx] & pc.is_valid(enc.indices).to_numpy(zero_copy_only=False)
     match = np.zeros(len(idx), bool)
     for fold in (0, 1):
         skew = ut - (lo - offs[idx, fold])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -171,6 +172,8 @@ LWFS = [
     f"{IP} [2018-02-25 08:00:30]   [Trace]: Meta exe: 4 4 4 4 4 4 4 4 2018-02-25T00:00:30.827Z",
     lwfs(IP, "08:00:40", "00:00:40.827", "Write exe:", (1, 2, 3, 4, 5, 6, 7, 99999999999999999999)),
     "Reshape and sort done...",
+    "quert done",                               # lines of the real sample's header: fewer
+    "2018.02.25",                               # fields than a time needs
 ]
 
 
@@ -180,8 +183,30 @@ def test_lwfs_server_equals_the_line_parser(tmp_path, site, seeded):
     prev = write(folder / "2018-02-24.log", LWFS_PREV) if seeded else None
     path = write(folder / "2018-02-25.log", LWFS)
     st = same("lwfs-server", path, site, prev)
-    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (11, 4, 1)
+    assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (13, 6, 1)
     assert st.extra["queue_lines"] == 1
+
+
+def test_real_lwfs_server_sample_and_its_fuzz_cases(realdata, tmp_path, site):
+    """Beacon's real LWFS server sample (its header lines included) and its fuzz cases
+    (tests/test_fuzz_ingest.mutations: every named case, a fifth of the random truncations
+    and flips) read as the line parser reads them, on the day and without one."""
+    from tests.test_fuzz_ingest import SEED, mutations
+
+    clean = (realdata / "beacon" / "data_example.txt").read_bytes()
+    path = write(tmp_path / "lwfs-server" / "fwd000" / "2018-02-25.log", [])
+    for k, (case, data, suffix) in enumerate(mutations(clean, random.Random(SEED))):
+        if case.startswith(("truncated at", "1 bytes", "2 bytes", "3 bytes")) and k % 5:
+            continue
+        case_path = path.with_name(f"case{k}{suffix}")
+        case_path.write_bytes(data)
+        try:
+            same("lwfs-server", case_path, site, day=D if k % 2 else None)
+        except AssertionError as exc:
+            raise AssertionError(f"case {case!r}") from exc
+    path.write_bytes(clean)
+    st = same("lwfs-server", path, site)
+    assert (st.lines_read, st.lines_quarantined, st.rows) == (2581, 5, 2576)
 
 
 def test_blocks_split_anywhere(tmp_path, site, monkeypatch):

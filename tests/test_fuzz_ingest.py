@@ -1,12 +1,13 @@
 """Fuzzed inputs for the text sources' parsers: nothing raises, every line is counted.
 
-Each source's file parser is fed mutations of a real sample (../shared/realdata, skipped
-when absent) or of lines in its documented grammar (LWFS client traces have no public
-sample), with a fixed seed: truncations at many byte offsets, flipped bytes, a line of
-binary garbage, invalid UTF-8, NUL bytes, CRLF endings, a 10 MB line, an empty file,
-gzip whole / truncated / corrupt, duplicated and shuffled lines (out of order), a timestamp
-moved far into the future and one past year 9999, a file that cannot be read at all (a
-dangling link). For every case:
+Each source's line parser, and the column-wise reader that `lassi ingest` runs for it
+(`COLUMNAR`; the LWFS server's crashed on its real sample's header lines until session 43),
+is fed mutations of a real sample (../shared/realdata, skipped when absent) or of lines in
+its documented grammar (LWFS client traces have no public sample), with a fixed seed:
+truncations at many byte offsets, flipped bytes, a line of binary garbage, invalid UTF-8,
+NUL bytes, CRLF endings, a 10 MB line, an empty file, gzip whole / truncated / corrupt,
+duplicated and shuffled lines (out of order), a timestamp moved far into the future and one
+past year 9999, a file that cannot be read at all (a dangling link). For every case:
 
 - no exception reaches the caller;
 - lines read = lines used + lines quarantined, every quarantined line has a reason, and
@@ -33,17 +34,25 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from lassi.ingest import (
     alps,
+    alps_columnar,
+    beacon_columnar,
     beacon_job,
+    beacon_job_columnar,
     beacon_layers,
     lctl_dl,
     lfs_df,
+    lustre_columnar,
     lustre_stats,
     lwfs_client,
     lwfs_server,
+    pbs_columnar,
     slurm,
+    slurm_columnar,
+    snapshot_columnar,
 )
 from lassi.ingest import pbs as pbs_parser
 
@@ -142,6 +151,50 @@ SOURCES: dict[str, tuple[str | None, Parser]] = {
         "lustre/llnl_lmt_proc_fixtures/test/lustre_versions/2.0.56/proc/fs/lustre/mdt/"
         "lustre-MDT0000/md_stats", lambda p: lustre_stats.parse_file(p, server="mds1")),
 }
+
+
+def _listed(parse: Callable) -> Parser:
+    """A column-wise reader as a file parser giving row dicts."""
+    def rows(path: Path):
+        table, q, stats = parse(path)
+        return (table.to_pylist() if isinstance(table, pa.Table) else table), q, stats
+    return rows
+
+
+def _snapshots(source: str) -> Parser:
+    line = lfs_df.parse_file if source == "lfs-df" else lctl_dl.parse_file
+    return _listed(lambda p: snapshot_columnar.read_table(p, source, None, "UTC", line,
+                                                          lfs_df.snapshot_time))
+
+
+def _columnar_layer(layer: str) -> Parser:
+    parse = {"lustre-client": beacon_columnar.parse_lustre_client_arrow,
+             "ost": beacon_columnar.parse_ost_arrow, "mds": beacon_columnar.parse_mds_arrow,
+             "lwfs-server": beacon_columnar.parse_lwfs_server_arrow}[layer]
+    day = None if layer == "lwfs-server" else LWFS_DAY     # as SOURCES' line parsers
+    return _listed(lambda p: parse(p, taihulight(), day=day))
+
+
+# what `lassi ingest` runs for each source: the column-wise readings (each hands the lines
+# outside its grammar to the line parser above)
+COLUMNAR: dict[str, Parser] = {
+    "slurm (sacct)": _listed(lambda p: slurm_columnar.parse_files([p])),
+    "slurm (pytokio JSON)": _listed(lambda p: slurm_columnar.parse_files([p])),
+    "pbs": _listed(lambda p: pbs_columnar.parse_files([p])),
+    "alps": _listed(lambda p: alps_columnar.parse_files([p])),
+    "lfs-df": _snapshots("lfs-df"),
+    "lctl-dl": _snapshots("lctl-dl"),
+    "lwfs-server": _columnar_layer("lwfs-server"),
+    "lwfs-client": _listed(lambda p: lwfs_client.parse_file_arrow(p, taihulight(),
+                                                                   day=LWFS_DAY)),
+    "beacon lustre-client": _columnar_layer("lustre-client"),
+    "beacon ost": _columnar_layer("ost"),
+    "beacon mds": _columnar_layer("mds"),
+    "beacon-job": _listed(lambda p: beacon_job_columnar.parse_files([p])),
+    **{k: _listed(lambda p, server=("mds1" if "md_stats" in k else "oss1"):
+                  lustre_columnar.parse_file_arrow(p, server=server))
+       for k in SOURCES if k.startswith("lustre")},
+}
 # bare /proc files become captures of that version's layout under their `lctl` header
 HEADERS = {
     "lustre (old job_stats YAML)": "obdfilter.lustrefs-OST0000.job_stats=",
@@ -230,17 +283,24 @@ def realdata_or_none() -> Path | None:
     return here if here.is_dir() else None
 
 
+@pytest.mark.parametrize("reader", ["line parser", "column-wise"])
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_fuzzed_inputs_never_raise_and_count_every_line(source, realdata_or_none, tmp_path):
+def test_fuzzed_inputs_never_raise_and_count_every_line(source, reader, realdata_or_none,
+                                                        tmp_path):
+    """The contract for the line parser and for the column-wise reader `lassi ingest` runs
+    (every named case and a third of the random truncations and flips for the latter)."""
     clean = _clean_bytes(source, realdata_or_none)
-    _, parse = SOURCES[source]
+    parse = SOURCES[source][1] if reader == "line parser" else COLUMNAR[source]
     rng = random.Random(f"{SEED}-{source}")
     base = tmp_path / "clean.log"
     base.write_bytes(clean)
     clean_rows, _, clean_stats = parse(base)
     assert clean_stats.lines_read > 0 and clean_stats.lines_quarantined < clean_stats.lines_read
     cases = prefix_checked = 0
-    for case, data, suffix in mutations(clean, rng):
+    for k, (case, data, suffix) in enumerate(mutations(clean, rng)):
+        if (reader == "column-wise" and k % 3
+                and case.startswith(("truncated at", "1 bytes", "2 bytes", "3 bytes"))):
+            continue
         path = tmp_path / f"case{cases}{suffix}"
         path.write_bytes(data)
         rows, q, stats = parse(path)
