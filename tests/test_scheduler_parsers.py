@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timezone
 
 import pytest
-from lassi.ingest import alps, beacon_job, pbs, slurm
+from lassi.ingest import alps, alps_columnar, beacon_job, pbs, pbs_columnar, slurm
 
 from lassi.core.hostlist import expand_hostlist, expand_nid_ranges
 
@@ -139,6 +139,26 @@ def test_alps_real_apsched_excerpt(realdata):
     rows, quarantine, stats = alps.parse_file(path)
     assert rows == [] and quarantine == []
     assert stats.lines_read == 5 and stats.extra["ignored"] == 5
+    # what `lassi ingest` prints (the column-wise reader): why 5 lines used gave no row
+    _, _, stats = alps_columnar.parse_files([path])
+    assert stats.summary() == ("alps: 1 files, 5 lines read = 5 used + 0 quarantined; "
+                               "0 rows (of the lines used: ignored 5)")
+
+
+def test_summary_of_lines_that_gave_no_row(tmp_path):
+    """Lines used without a row say so; lines that gave rows or none used add nothing."""
+    blank = tmp_path / "blank"
+    blank.write_text("\n\n   \n")
+    _, _, stats = pbs_columnar.parse_files([blank])
+    assert stats.summary().endswith("3 used + 0 quarantined; 0 rows (no line used held a "
+                                    "record)")
+    _, _, stats = pbs_columnar.parse_files([tmp_path / "missing"])
+    assert stats.summary().endswith("0 rows; 1 files quarantined (unreadable)")
+    one = tmp_path / "one"
+    one.write_text("10/10/2017 01:00:00;Q;1.pbs;queue=q\n"
+                   "10/10/2017 01:00:00;E;1.pbs;user=u end=1507600000\n")
+    _, _, stats = pbs_columnar.parse_files([one])
+    assert stats.summary().endswith("2 used + 0 quarantined; 1 rows")
 
 
 # --------------------------------------------------------------------------- PBS

@@ -69,11 +69,20 @@ class ParseStats:
                 self.lines_quarantined, self.rows, self.counter_resets, now, date)
 
     def summary(self) -> str:
-        """One line for the end of an ingest."""
+        """One line for the end of an ingest. Lines used that gave no row at all say what
+        they were counted as (`extra`), so that a file of another format (Cray's apsched
+        log given as ALPS, a job log of another layout) is no silent zero."""
         return (
             f"{self.source}: {self.files} files, {self.lines_read} lines read = "
             f"{self.lines_used} used + {self.lines_quarantined} quarantined; {self.rows} rows"
             + (f"; {self.counter_resets} counter resets" if self.counter_resets else "")
             + (f"; {self.extra['files_unreadable']} files quarantined (unreadable)"
                if self.extra.get("files_unreadable") else "")
+            + (self._no_rows() if self.rows == 0 and self.lines_used else "")
         )
+
+    def _no_rows(self) -> str:
+        """Why the lines used gave no row: the source's counts of what they were."""
+        counts = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in sorted(self.extra.items())
+                           if v and k != "files_unreadable")
+        return f" (of the lines used: {counts})" if counts else " (no line used held a record)"
