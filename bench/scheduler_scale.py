@@ -149,6 +149,7 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
             if source == "pbs-real":
                 lines = [line for f in real for line in f.read_text().splitlines()
                          if line.strip()]
+                # 13 lines x 153 per copy of the others: as many lines as the PBS file
                 body = "\n".join(_copies(lines, copies * 153, _pbs_real)) + "\n"
             elif source in ("lfs-df", "lctl-dl"):
                 body = _snapshots(text, copies)

@@ -274,8 +274,9 @@ def _host_items(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.n
     """Of exec_host items (`host/N*count`, `host/N` or a Torque core list `host/0-3,5`):
     the host (before the first `/`), the slots (pbs._slots: the count, 1 for `host/N`, the
     cores of a list) and where the item has one of these shapes (a host, N and the count
-    of 1-6 digits; no `*` in the host of the first two; `_core_lists`). The items are cut
-    without a copy of their bytes; only the hosts are taken."""
+    of 1-6 digits, no `*` in the host of `host/N*count`; core lists as `_core_lists`
+    reads them). The items are cut without a copy of their bytes; only the hosts are
+    taken."""
     offsets, _ = string_bytes(items)
     start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
     slash = np.asarray(pc.find_substring(items, "/"), np.int64)
@@ -400,23 +401,22 @@ def _vnode_ncpus(vnode: pa.Array, need: pa.Array) -> tuple[pa.Array, pa.Array]:
     res = pc.split_pattern(chunks.flatten(), ":")
     of_chunk = np.asarray(pc.list_parent_indices(res))
     flat = res.flatten()
-    after_vnode = np.ones(len(flat), bool)
-    after_vnode[np.asarray(res.offsets)[:-1][np.diff(np.asarray(res.offsets)) > 0]] = False
+    bounds = np.asarray(res.offsets)
+    after_vnode = np.ones(len(flat), bool)              # a chunk's first item is its vnode
+    after_vnode[bounds[:-1][np.diff(bounds) > 0]] = False
     at = np.flatnonzero(after_vnode & np.asarray(pc.starts_with(flat, "ncpus=")))
     ints, too_long = leading_ints(pc.utf8_slice_codeunits(flat.take(pa.array(at)), 6))
     row = np.asarray(pc.list_parent_indices(chunks))[of_chunk[at]]
     total = np.bincount(row, weights=np.asarray(pc.fill_null(ints, 0)), minlength=len(rows))
     long_ = np.bincount(row, weights=np.asarray(too_long), minlength=len(rows)) > 0
-    vcpus = np.zeros(n, np.int64)
-    vcpus[rows] = total.astype(np.int64)
-    bad = np.zeros(n, bool)
-    bad[rows] = long_
-    return pa.array(vcpus, mask=~np.isin(np.arange(n), rows)), pa.array(bad)
+    vcpus, unread, bad = np.zeros(n, np.int64), np.ones(n, bool), np.zeros(n, bool)
+    vcpus[rows], unread[rows], bad[rows] = total.astype(np.int64), False, long_
+    return pa.array(vcpus, mask=unread), pa.array(bad)
 
 
 def _exec_host(v: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """parse_exec_host per value whose items all have one of the two common shapes,
-    `host/N*count` or `host/N` (`_host_items`): the distinct hosts in order (null for
+    """parse_exec_host per value whose items all have a shape `_host_items` reads
+    (`host/N*count`, `host/N`, a Torque core list): the distinct hosts in order (null for
     other values), the slots (null likewise) and where a non-empty value is another (the
     line parser reads those)."""
     n = len(v)
