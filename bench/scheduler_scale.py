@@ -94,10 +94,11 @@ def _slurm(line: str, k: int) -> str:
 
 def _pbs_real(line: str, k: int) -> str:
     """Copy k of a real PBS record moved onto the bench day (its header time k seconds
-    after 00:30 local, its epoch times shifted with it) with its own job id."""
+    after 12:00 local, its epoch times shifted with it: the runs start on the day, so
+    their rows are written, all but 901 of 198,900) with its own job id."""
     stamp, rtype, job, rest = line.split(";", 3)
     was = dt.datetime.strptime(stamp, "%m/%d/%Y %H:%M:%S")
-    now = dt.datetime.combine(DATE["archer"], dt.time(0, 30)) + dt.timedelta(seconds=k)
+    now = dt.datetime.combine(DATE["archer"], dt.time(12)) + dt.timedelta(seconds=k)
     shift = round((now - was).total_seconds())
     rest = _PBS_EPOCH.sub(lambda m: f"{m.group(1)}={int(m.group(2)) + shift}", rest)
     num, dot, host = job.partition(".")
@@ -141,8 +142,9 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
                          *([("pbs-real", real[0])] if all(f.is_file() for f in real) else [])]:
         if only and source not in only:
             continue
-        # v2: PBS hosts and times vary; v3: Slurm times too
-        target = OUT / f"x{copies}-{'v3' if source == 'slurm' else 'v2'}" / source / path.name
+        # v2: PBS hosts and times vary; v3: Slurm times too, PBS's real lines at noon
+        version = "v3" if source in ("slurm", "pbs-real") else "v2"
+        target = OUT / f"x{copies}-{version}" / source / path.name
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()
