@@ -21,10 +21,11 @@ long from real-looking lines:
 - `lfs df` and `lctl dl`: the day's snapshots repeated 100 times, a minute apart
   (`--copies 1440`: a day of them at one a minute, ~1 M lines).
 Each is ingested through `ingest_source` in one `local[2]` session into a scratch
-warehouse, once to warm up and then `--warm` times; the median warm pass is printed: wall
-seconds, lines/s per core (wall x 2 cores), the driver's CPU seconds (these sources parse
-on the driver), and bytes per line and MB/s per core (the per-line target asks more bytes
-a second of a format with long lines: PBS's are 2-3x ALPS's).
+warehouse, once to warm up and then `--warm` times; the median warm pass is printed: the
+rows written (read back from the Parquet footers), wall seconds, lines/s per core (wall x
+2 cores), the driver's CPU seconds (these sources parse on the driver), and bytes per line
+and MB/s per core (the per-line target asks more bytes a second of a format with long
+lines: PBS's are 2-3x ALPS's).
 
 Usage: python bench/scheduler_scale.py [--copies 100] [--sources pbs ...] [--warm 3]
 """
@@ -167,6 +168,16 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
     return out
 
 
+def _rows_written(warehouse: Path, source: str) -> int:
+    """The rows the last pass wrote (Parquet footers): a figure is a parse and a write of
+    every row, never a parse whose rows the day's filter dropped."""
+    import pyarrow.parquet as pq
+
+    table = "ost_health" if source in ("lfs-df", "lctl-dl") else "app_run"
+    return sum(pq.ParquetFile(f).metadata.num_rows
+               for f in (warehouse / table).rglob("*.parquet"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", type=int, default=100)
@@ -184,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     tl_site = load_site("taihulight", nodes=4096)
     scratch = HERE / "cache" / "ingest" / "scratch-site-scale"
     results = {}
-    print(f"{'source':<10} {'lines':>9} {'B/line':>6} {'rows':>9} {'warm s':>7} "
+    print(f"{'source':<10} {'lines':>9} {'B/line':>6} {'written':>9} {'warm s':>7} "
           f"{'driver CPU s':>12} {'lines/s':>9} {'per core':>9} {'MB/s/core':>9}  "
           f"target {TARGET:,}/core", flush=True)
     for source, path in make_inputs(args.copies, args.sources).items():
@@ -202,16 +213,17 @@ def main(argv: list[str] | None = None) -> int:
             st = ingest_source(spark, wh, on[1], source.removesuffix("-real"), [str(path)],
                                day)
             runs.append((time.time() - t, time.process_time() - cpu))
+        written = _rows_written(scratch, source)
         wall, cpu = sorted(runs[1:])[len(runs[1:]) // 2]      # the median warm pass
         rate = round(st.lines_read / wall)
         size = path.stat().st_size
         mb_core = size / wall / CORES / 1e6
-        results[source] = {"lines": st.lines_read, "rows": st.rows,
+        results[source] = {"lines": st.lines_read, "rows": st.rows, "rows_written": written,
                            "quarantined": st.lines_quarantined, "wall_s": round(wall, 2),
                            "driver_cpu_s": round(cpu, 2), "lines_per_s": rate,
                            "per_core": rate // CORES, "bytes_per_line": size // st.lines_read,
                            "mb_per_s_per_core": round(mb_core, 1)}
-        print(f"{source:<10} {st.lines_read:>9,} {size // st.lines_read:>6} {st.rows:>9,} "
+        print(f"{source:<10} {st.lines_read:>9,} {size // st.lines_read:>6} {written:>9,} "
               f"{wall:>7.2f} {cpu:>12.2f} {rate:>9,} {rate // CORES:>9,} {mb_core:>9.1f}  "
               f"{'PASS' if rate // CORES >= TARGET else 'FAIL'}", flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
