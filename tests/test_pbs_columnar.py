@@ -178,12 +178,16 @@ def test_site_shapes_are_read_column_wise(tmp_path):
 
 
 def test_real_records_are_read_column_wise(realdata):
-    """Every S/E record of the real PBS samples takes the column-wise reading."""
-    lines = [line for f in ("xdmod_shredder/pbs/input/accounting-logs.log",
-                            "apel/torque_accounting_E_records.log")
-             for line in (realdata / "scheduler" / f).read_text().splitlines() if line.strip()]
+    """Every S/E record of the real PBS samples takes the column-wise reading, and each
+    sample reads as the line parser reads it."""
+    paths = [realdata / "scheduler" / f for f in ("xdmod_shredder/pbs/input/accounting-logs.log",
+                                                  "apel/torque_accounting_E_records.log")]
+    lines = [line for p in paths for line in p.read_text().splitlines() if line.strip()]
     block = pbs_columnar._fast(pa.array(lines), "UTC")
     assert len(lines) == 13 and block.slow == [] and block.records.num_rows == 13
+    for p in paths:
+        rows, qs = both([p], tz="America/New_York")
+        assert len(rows) == {"accounting-logs.log": 9}.get(p.name, 4) and qs == []
 
 
 def test_tz_and_pairing_across_files_and_blocks(tmp_path, monkeypatch):
