@@ -24,7 +24,14 @@ import re
 from pathlib import Path
 
 from lassi.ingest.contract import IngestResult
-from lassi.ingest.lfs_df import COLUMNS, complete_rows, parse_snapshots, read_files, to_pandas
+from lassi.ingest.lfs_df import (
+    COLUMNS,
+    complete_rows,
+    parse_snapshots,
+    read_files,
+    tail_reader,
+    to_pandas,
+)
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -114,7 +121,10 @@ def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                 ) -> list[IngestResult]:
     """`lassi ingest --source lctl-dl`: files/directories of `lctl dl -t` -> ost_health rows
     (this source's rows of the snapshots' days replaced; `lassi.ingest.writer` writes)."""
-    return read_files(site, inputs, date, tz, SOURCE, parse_file)
+    return read_files(site, inputs, date, tz, SOURCE, parse_file, TAIL)
+
+
+TAIL = tail_reader(SOURCE, lambda: _classify)
 
 
 __all__ = ["COLUMNS", "SOURCE", "failovers", "flag_failovers", "parse_file", "read_inputs",

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -65,6 +65,12 @@ _NAME_EPOCH = re.compile(r"(?<!\d)(\d{10})(?!\d)")
 
 # classify(line) -> ("row", dict) | ("used", None) | ("bad", reason)
 Classifier = Callable[[str], tuple[str, dict | str | None]]
+# snapshot_columnar.Tail: the line parser's reading of a file's last lines from a snapshot
+# boundary on, (lines, number of the first, time before a BEGIN) -> (every row with its
+# `_line` number, before the day's filter and the last-row rule; the bad lines as
+# (number, text, reason); the lines the classifier counted apart)
+Tail = Callable[[list[str], int, dt.datetime], tuple[list[dict], list[tuple[int, str, str]],
+                                                     int]]
 
 
 # --- snapshot time ----------------------------------------------------------------------------
@@ -119,19 +125,16 @@ def parse_snapshots(path: str | Path, source: str, classify: Classifier,
     qs: list[Quarantined] = []
     snaps: dict[dt.datetime, dict[str, dict]] = {}
     try:
-        ts = snapshot_time(path, date, tz)
+        first = snapshot_time(path, date, tz)
     except OSError as exc:
         q = Quarantined(source, str(path), 0, "", f"no snapshot time: {exc}")
         return [], [q], ParseStats(source, files=1, lines_read=len(lines),
                                    lines_quarantined=len(lines))
     dup = 0
-    for no, line in enumerate(lines, 1):
-        m = _BEGIN.match(line)
-        if m:
-            ts = epoch_utc(float(m.group(1)))
+    for no, line, kind, val, ts in snapshot_lines(lines, 1, first, classify):
+        if kind == "begin":
             stats.lines_used += 1
             continue
-        kind, val = classify(line)
         if kind == "bad":
             qs.append(Quarantined(source, str(path), no, line, str(val)))
             continue
@@ -151,6 +154,36 @@ def parse_snapshots(path: str | Path, source: str, classify: Classifier,
     if dup:
         stats.extra["duplicate_targets"] = dup
     return rows, qs, stats
+
+
+def snapshot_lines(lines: list[str], first_no: int, ts: dt.datetime, classify: Classifier
+                   ) -> Iterator[tuple[int, str, str, dict | str | None, dt.datetime]]:
+    """Each line's (number, text, kind, value, snapshot time): kind "begin" for a `BEGIN`
+    line (whose epoch is the time from there on), else the classifier's."""
+    for no, line in enumerate(lines, first_no):
+        m = _BEGIN.match(line)
+        if m:
+            ts = epoch_utc(float(m.group(1)))
+            yield no, line, "begin", None, ts
+            continue
+        kind, val = classify(line)
+        yield no, line, kind, val, ts
+
+
+def tail_reader(source: str, classifier: Callable[[], Classifier]) -> Tail:
+    """The `Tail` of a source whose lines a fresh `classifier()` reads (its state as at a
+    snapshot boundary after lines the column-wise reading took)."""
+    def tail(lines: list[str], first_no: int, ts: dt.datetime):
+        classify, rows, bad, other = classifier(), [], [], 0
+        for no, line, kind, val, at in snapshot_lines(lines, first_no, ts, classify):
+            if kind == "bad":
+                bad.append((no, line, str(val)))
+            elif kind == "row":
+                rows.append(dict(val, source=source, ts=at, _line=no))
+            elif kind == "used" and val:
+                other += 1
+        return rows, bad, other
+    return tail
 
 
 def _target_fields(m: re.Match) -> dict:
@@ -226,9 +259,10 @@ def to_pandas(rows: list[dict]):
 
 # --- the ingest contract -------------------------------------------------------------------
 def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, source: str,
-               parse: Callable) -> list[IngestResult]:
+               parse: Callable, tail: Tail) -> list[IngestResult]:
     """Read every input file of one snapshot source (`snapshot_columnar.read_table`, with
-    the line parser `parse(path, date, tz)` for the files it leaves): `ost_health` rows
+    the line parser `parse(path, date, tz)` for the files it leaves, `tail` for the
+    snapshots after a line it does not take): `ost_health` rows
     that replace this source's rows of the snapshots' UTC days (and of `date`)."""
     from lassi.core.textio import iter_files
 
@@ -238,7 +272,7 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
     zone = tz or (site.tz(source.replace("-", "_")) if site is not None else "UTC")
     tables, qs, stats = [], [], ParseStats(source)
     for f in files:
-        t, q, s = read_table(f, source, date, zone, parse, snapshot_time)
+        t, q, s = read_table(f, source, date, zone, parse, snapshot_time, tail)
         tables.append(t)
         qs += q
         stats.add(s)
@@ -252,7 +286,10 @@ def read_files(site, inputs: list[str], date: dt.date | None, tz: str | None, so
 def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
                 ) -> list[IngestResult]:
     """`lassi ingest --source lfs-df`: files/directories of `lfs df` output -> ost_health."""
-    return read_files(site, inputs, date, tz, SOURCE, parse_file)
+    return read_files(site, inputs, date, tz, SOURCE, parse_file, TAIL)
+
+
+TAIL = tail_reader(SOURCE, lambda: _LfsDfClassifier())
 
 
 def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,

@@ -162,9 +162,10 @@ def _listed(parse: Callable) -> Parser:
 
 
 def _snapshots(source: str) -> Parser:
-    line = lfs_df.parse_file if source == "lfs-df" else lctl_dl.parse_file
-    return _listed(lambda p: snapshot_columnar.read_table(p, source, None, "UTC", line,
-                                                          lfs_df.snapshot_time))
+    mod = lfs_df if source == "lfs-df" else lctl_dl
+    return _listed(lambda p: snapshot_columnar.read_table(p, source, None, "UTC",
+                                                          mod.parse_file, lfs_df.snapshot_time,
+                                                          mod.TAIL))
 
 
 def _columnar_layer(layer: str) -> Parser:

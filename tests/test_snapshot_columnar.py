@@ -20,6 +20,7 @@ from tests.test_ost_health import LCTL, LFS_DF
 
 DAY = dt.date(2017, 3, 20)
 PARSERS = {"lfs-df": lfs_df.parse_file, "lctl-dl": lctl_dl.parse_file}
+TAILS = {"lfs-df": lfs_df.TAIL, "lctl-dl": lctl_dl.TAIL}
 
 
 def _plain(row: dict) -> dict:
@@ -28,15 +29,19 @@ def _plain(row: dict) -> dict:
 
 
 def same(path: Path, source: str, date: dt.date | None = None, tz: str = "UTC") -> bool:
-    """Asserts read_table equals the line parser; True when the fast path took the file."""
+    """Asserts read_table equals the line parser, with the source's tail (what `lassi
+    ingest` runs) and without one (the whole file to the line parser after a line the fast
+    grammar does not take); True when the fast grammar took every line."""
     rows, qs, st = PARSERS[source](path, date, tz)
-    table, qs2, st2 = snapshot_columnar.read_table(path, source, date, tz, PARSERS[source],
-                                                   lfs_df.snapshot_time)
-    assert [_plain(r) for r in table.to_pylist()] == [
-        {c: r[c] for c in table.column_names} for r in rows]
-    assert [(q.line_no, q.raw, q.reason) for q in qs2] == [(q.line_no, q.raw, q.reason)
-                                                           for q in qs]
-    assert st2 == st
+    for tail in (TAILS[source], None):
+        table, qs2, st2 = snapshot_columnar.read_table(path, source, date, tz,
+                                                       PARSERS[source], lfs_df.snapshot_time,
+                                                       tail)
+        assert [_plain(r) for r in table.to_pylist()] == [
+            {c: r[c] for c in table.column_names} for r in rows], tail
+        assert [(q.line_no, q.raw, q.reason) for q in qs2] == [(q.line_no, q.raw, q.reason)
+                                                               for q in qs], tail
+        assert st2 == st, tail
     try:
         snapshot_columnar.fast_table(path, source, date, tz, lfs_df.snapshot_time)
     except NotFast:
@@ -82,6 +87,28 @@ def test_files_match_the_line_parser(tmp_path, source, text, fast):
     path = _write(tmp_path, "2017-03-20T02:00:00.txt", text)
     assert same(path, source, DAY) is fast
     assert same(path, source, None, tz="Europe/Berlin") is (fast or "1490054400" in text)
+
+
+def test_a_bad_line_leaves_its_snapshot_on_to_the_line_parser(tmp_path):
+    """A line outside the fast grammar (a file cut mid-line by a killed collector) sends
+    the lines from its snapshot's BEGIN on to the line parser, not the whole file."""
+    snaps = [LFS_CLEAN.replace("1489975200", str(1489975200 + 60 * k)) for k in range(3)]
+    path = _write(tmp_path, "2017-03-20T02:00:00.txt", "".join(snaps) + "fsx-OST00")
+    starts = []
+
+    def tail(lines, first_no, ts):
+        starts.append(first_no)
+        return lfs_df.TAIL(lines, first_no, ts)
+
+    table, qs, st = snapshot_columnar.read_table(path, "lfs-df", DAY, "UTC", lfs_df.parse_file,
+                                                 lfs_df.snapshot_time, tail)
+    rows, qs2, st2 = lfs_df.parse_file(path, DAY)
+    assert [_plain(r) for r in table.to_pylist()] == [
+        {c: r[c] for c in table.column_names} for r in rows]
+    assert (qs, st) == (qs2, st2) and st.lines_quarantined == 1
+    begins = [no for no, line in enumerate(path.read_text().splitlines(), 1)
+              if line.startswith("BEGIN")]
+    assert len(begins) == 3 and starts == [begins[-1]]
 
 
 def _random_lctl(rng: random.Random) -> str:
