@@ -289,7 +289,7 @@ def read_inputs(site, inputs: list[str], date: dt.date | None, tz: str | None
     return read_files(site, inputs, date, tz, SOURCE, parse_file, TAIL)
 
 
-TAIL = tail_reader(SOURCE, lambda: _LfsDfClassifier())
+TAIL = tail_reader(SOURCE, _LfsDfClassifier)
 
 
 def ingest_inputs(spark, wh, site, inputs: list[str], date: dt.date | None,

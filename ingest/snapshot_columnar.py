@@ -14,9 +14,10 @@ parser (its `Tail`: the line parser's state at a snapshot boundary after lines r
 is its first), and a file that cannot be read at all by the line parser whole. Until
 session 43 one such line sent the whole file to the line parser: a 67k-line `lfs df` cut
 mid-line took 0.65-0.80 s instead of 0.11-0.13 s. The rows equal the line parser's (tests
-compare them): the rows of snapshots on another day than the ingest's quarantined with its reason,
-the last row of a target repeated in one snapshot, and for `lctl dl` the failed-over flags
-by pytokio's mode rule. A file is read in READ_THREADS pieces of whole snapshots at once.
+compare them): the rows of snapshots on another day than the ingest's quarantined with its
+reason, the last row of a target repeated in one snapshot, and for `lctl dl` the
+failed-over flags by pytokio's mode rule. A file is read in READ_THREADS pieces of whole
+snapshots at once.
 """
 
 from __future__ import annotations
@@ -128,11 +129,8 @@ def _with_tail(table: pa.Table, other: np.ndarray, lines: pa.StringArray, begin:
     parser's state is its first's) and `tail`'s rows of the lines from there; the other
     devices of both; the tail's bad lines."""
     begins = np.flatnonzero(np.asarray(pc.is_valid(begin.slice(0, missed + 1))))
-    cut = int(begins[-1]) if len(begins) else 0
-    ts = first_ts
-    if cut:
-        ts = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=int(begin[cut].as_py()))
-    rows, bad, more = tail(lines.slice(cut).to_pylist(), cut + 1, ts)
+    cut = int(begins[-1]) if len(begins) else 0     # a BEGIN line (its time), or the first
+    rows, bad, more = tail(lines.slice(cut).to_pylist(), cut + 1, first_ts)
     tail_rows = pa.Table.from_pylist([{**r, "_line": r["_line"] - 1} for r in rows],
                                      schema=table.schema)          # `_line`: from 0
     kept = table.filter(pc.less(table.column("_line"), cut))
