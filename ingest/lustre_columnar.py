@@ -16,13 +16,16 @@ prints it) is in the fast path too when every line is in its strict grammar: `jo
 unit: u[, min: N, max: N, sum: N[, sumsq: N]][, hist: { ... }] }`, or blank lines; each
 counter row takes its entry's job id, snapshot and the start time above it.
 
-Any other file (bare /proc files, skipped parameters, a line outside the grammar, an
-unreadable file) goes through the line parser, so the rows always equal
-`lustre_stats.parse_file`'s: the fast path only ever takes blocks whose values it computes
-identically. A capture is read in blocks that start at a header line (all parser state
-resets there) and handed on every `lustre_stats.CHUNK_ROWS` rows, so memory stays bounded
-whatever the file's size; a block outside the grammar after rows were handed on sends the
-rest of the file, from that block's header, through the line parser.
+Any other part of a file (the lines of a bare /proc file, a skipped parameter, a parameter
+block with a line outside the grammar) goes through the line parser on its own, cut at
+header lines where the line parser's state resets whatever block it is in (`_resets`), so
+the rows always equal `lustre_stats.parse_file`'s: the fast path only ever takes blocks
+whose values it computes identically. Until session 43 such a block sent the rest of the
+file to the line parser (a 48,675-line capture cut mid-line at its end: 0.60 s instead of
+0.08; with a junk line early: 0.28 s; now 0.05 and 0.12 s). A file that cannot be read to
+its end goes through the line parser from the last rows handed on. A capture is read in
+blocks that start at such a header and handed on every `lustre_stats.CHUNK_ROWS` rows, so
+memory stays bounded whatever the file's size.
 """
 
 from __future__ import annotations
@@ -76,13 +79,14 @@ _NONE_I64 = pa.scalar(None, pa.int64())
 
 
 def header_blocks(path: str | Path) -> Iterator[pa.StringArray]:
-    """The file's lines in blocks that each start at a header line (a line ending in `=`);
-    the first block starts at the first line. Raises NotFast when unreadable."""
+    """The file's lines in blocks that each start at a header line (a line ending in `=`
+    that opens a block whatever block it is in: `_resets`); the first block starts at the
+    first line. Raises NotFast when unreadable."""
     carry = pa.array([], pa.string())
     for lines in line_blocks(path):
         if len(carry):
             lines = pa.concat_arrays([carry, lines])
-        heads = pc.indices_nonzero(pc.ends_with(lines, "="))
+        heads = pc.indices_nonzero(_resets(lines))
         cut = heads[-1].as_py() if len(heads) else 0
         if cut == 0:
             carry = lines
@@ -91,6 +95,18 @@ def header_blocks(path: str | Path) -> Iterator[pa.StringArray]:
         carry = lines.slice(cut)
     if len(carry):
         yield carry
+
+
+def _resets(lines: pa.StringArray) -> pa.BooleanArray:
+    """Per line: a header ending in `=` at which the line parser's state resets whatever
+    block it is in (`lustre_stats.is_header`: a dotted parameter or a top-level one), the
+    cuts where a part of a file can be read on its own."""
+    candidate = pc.and_(pc.ends_with(lines, "="), pc.equal(pc.count_substring(lines, "="), 1))
+    at = np.flatnonzero(np.asarray(candidate))
+    reset = np.zeros(len(lines), bool)
+    if len(at):
+        reset[at] = [lustre_stats.is_header(x) for x in lines.take(pa.array(at)).to_pylist()]
+    return pa.array(reset)
 
 
 def _micros(values: pa.Array, units: pa.Array) -> pa.Array:
@@ -387,9 +403,9 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
                       ) -> Iterator[tuple[pa.Table, tuple[list[Quarantined], ParseStats] | None]]:
     """`parse_file_arrow` as a stream: (table, None) ... then (table, (quarantine, stats)),
     a table about every `lustre_stats.CHUNK_ROWS` rows, so memory does not grow with the
-    file. A file outside the fast path's grammar (a /proc tree file, a broken line) goes
-    through the line parser in chunks of that many rows; when the first block outside the
-    grammar comes after rows were handed on, the rest of the file from its header does."""
+    file. The parts outside the fast path's grammar (a /proc tree file, a broken line) go
+    through the line parser on their own (`_Part`); a file that cannot be read to its end,
+    from the last rows handed on."""
     schema = row_schema("raw_lustre_stats")
     file = str(path)
     stats = ParseStats(lustre_stats.SOURCE, files=1)
@@ -399,48 +415,118 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
     tables: list[pa.Table] = []
     pending = dups = 0
     handed = ParseStats(lustre_stats.SOURCE, files=1)    # what was handed on so far
+    quarantined: list[Quarantined] = []
+    handed_q: list[Quarantined] = []               # what was handed on: its quarantine
     try:
         blocks = header_blocks(path)
         lines = next(blocks, None)
         while lines is not None:
             after = next(blocks, None)          # one block ahead: is this one the last?
-            t, d = _block(lines, server, file, nid_map, schema, closed=after is not None)
-            tables.append(t)
-            dups += d
-            pending += t.num_rows
+            part = _Part(server, file, nid_map, schema, spec[0] == "skip")
+            part.read(lines, stats.lines_read, closed=after is not None)
+            for t in part.tables:
+                tables.append(t)
+                pending += t.num_rows
+                stats.rows += t.num_rows
+            dups += part.dups
+            quarantined += part.quarantined
+            for k, v in part.extra.items():
+                stats.extra[k] = stats.extra.get(k, 0) + v
             stats.lines_read += len(lines)
-            stats.rows += t.num_rows
             if pending >= lustre_stats.CHUNK_ROWS and after is not None:
                 yield pa.concat_tables(tables), None
                 tables, pending = [], 0
                 handed.lines_read, handed.rows = stats.lines_read, stats.rows
-                handed.extra["duplicate_counters"] = dups
+                handed.extra = {**stats.extra, "duplicate_counters": dups}
+                handed_q = list(quarantined)
             lines = after
-    except NotFast:
+    except NotFast:                             # the file cannot be read to its end
         del tables
-        yield from _line_parser_rest(path, server, nid_map, schema, handed)
+        yield from _line_parser_rest(path, server, nid_map, schema, handed, handed_q,
+                                     spec[0] == "skip")
         return
     if dups:
-        stats.extra["duplicate_counters"] = dups
-    stats.lines_used = stats.lines_read
-    yield (pa.concat_tables(tables) if tables else schema.empty_table()), ([], stats)
+        stats.extra["duplicate_counters"] = stats.extra.get("duplicate_counters", 0) + dups
+    stats.lines_quarantined = len(quarantined)
+    stats.lines_used = stats.lines_read - stats.lines_quarantined
+    yield ((pa.concat_tables(tables) if tables else schema.empty_table()),
+           (quarantined, stats))
+
+
+class _Part:
+    """One block of a capture read column-wise, and any part of it the fast grammar does
+    not take read by the line parser on its own, cut at headers where the line parser's
+    state resets (`_resets`): halves tried column-wise in turn, down to single parameter
+    blocks. Collects the rows in line order, the repeated counters dropped, quarantined
+    lines and the line parser's other counts."""
+
+    def __init__(self, server: str | None, file: str, nid_map: Mapping[str, str] | None,
+                 schema: pa.Schema, path_skipped: bool) -> None:
+        self.server, self.file, self.nid_map, self.schema = server, file, nid_map, schema
+        self.path_skipped = path_skipped
+        self.tables: list[pa.Table] = []
+        self.dups = 0
+        self.quarantined: list[Quarantined] = []
+        self.extra: dict[str, int] = {}
+
+    def read(self, lines: pa.StringArray, first: int, closed: bool) -> None:
+        """Lines `first`.. of the file (0-based); `closed`: more lines follow them."""
+        try:
+            t, d = _block(lines, self.server, self.file, self.nid_map, self.schema, closed)
+        except NotFast:
+            heads = np.flatnonzero(np.asarray(_resets(lines)))
+            cuts = heads[heads > 0]
+            if len(cuts):
+                mid = int(cuts[len(cuts) // 2])
+                self.read(lines.slice(0, mid), first, True)
+                self.read(lines.slice(mid), first + mid, closed)
+            else:
+                self._by_line_parser(lines, first, closed)
+            return
+        self.tables.append(t)
+        self.dups += d
+
+    def _by_line_parser(self, lines: pa.StringArray, first: int, closed: bool) -> None:
+        """The line parser's reading of lines that start the file or start at a reset."""
+        rows, (q, st) = [], (None, None)
+        for chunk, end in lustre_stats.stream_lines(
+                lines.to_pylist(), self.file, server=self.server, nid_map=self.nid_map,
+                path_hint=self.file, first_line_no=first + 1, opened=first == 0,
+                closed=closed):
+            rows += chunk
+            if end is not None:
+                q, st = end
+        self.tables.append(rows_table(rows, self.schema))
+        self.quarantined += q
+        extra = dict(st.extra)
+        if first == 0 and self.path_skipped:    # the file's own block, counted once
+            extra["blocks_skipped"] -= 1
+        for k, v in extra.items():
+            if v:
+                self.extra[k] = self.extra.get(k, 0) + v
 
 
 def _line_parser_rest(path: str | Path, server: str | None, nid_map: Mapping[str, str] | None,
-                      schema: pa.Schema, handed: ParseStats
+                      schema: pa.Schema, handed: ParseStats, handed_q: list[Quarantined],
+                      path_skipped: bool
                       ) -> Iterator[tuple[pa.Table, tuple[list[Quarantined], ParseStats] | None]]:
-    """The line parser's rows of the file after the `handed.lines_read` lines whose rows
-    the fast path handed on (all of it when none), its accounting plus theirs."""
+    """The line parser's rows of a file that cannot be read to its end, after the
+    `handed.lines_read` lines whose rows were handed on (all of it when none), its
+    accounting plus theirs (`handed_q` their quarantined lines; the file's own skipped
+    block, `path_skipped`, counted once)."""
     skip = handed.lines_read
     for rows, end in lustre_stats.stream_file(path, server=server, nid_map=nid_map,
                                               skip_lines=skip):
         if end is not None and skip:
-            st = end[1]
+            q, st = end
             st.lines_read += skip
-            st.lines_used += skip
+            st.lines_used += skip - len(handed_q)
+            st.lines_quarantined += len(handed_q)
             st.rows += handed.rows
-            dups = handed.extra.get("duplicate_counters", 0) + st.extra.get(
-                "duplicate_counters", 0)
-            if dups:
-                st.extra["duplicate_counters"] = dups
+            q[:0] = handed_q
+            for k, v in handed.extra.items():
+                if k == "blocks_skipped" and path_skipped:
+                    v -= 1                      # the rest's parser counted it again
+                if v:
+                    st.extra[k] = st.extra.get(k, 0) + v
         yield rows_table(rows, schema), end

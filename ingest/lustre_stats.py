@@ -173,6 +173,12 @@ def _header(line: str, in_data_block: bool) -> tuple[str, str] | None:
     return key, line[eq + 1:]
 
 
+def is_header(line: str) -> bool:
+    """Whether the line opens a block whatever block it is in (the parser's state resets
+    there): a `<param.path>=` header, or one of the top-level parameters."""
+    return _header(line, True) is not None
+
+
 def _unquote(text: str) -> str:
     """A YAML scalar without its surrounding quotes."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
@@ -440,15 +446,21 @@ def stream_lines(
     path_hint: str | None = None,
     chunk_rows: int | None = None,
     first_line_no: int = 1,
+    opened: bool = True,
+    closed: bool = False,
 ) -> Iterator[tuple[list[dict], tuple[list[Quarantined], ParseStats] | None]]:
     """`parse_lines` as a stream, so that memory does not grow with the file (a day of
     job_stats at 20,000 ids per OSS is gigabytes): (rows, None) every `chunk_rows` rows,
     then (the last rows, (quarantined lines, stats)). `first_line_no`: the file's line
-    number of the first line (the rest of a file whose start was parsed elsewhere)."""
+    number of the first line (the rest of a file whose start was parsed elsewhere).
+    A part of a file that starts at a header (`is_header`; the parser's state resets
+    there): without `opened`, the file's own block (lines before any header) is not
+    opened again; with `closed`, a header follows the part (its last snapshot ends)."""
     chunk_rows = chunk_rows or CHUNK_ROWS
     p = _Parser(file, server, nid_map)
-    spec, target = _classify_path(path_hint if path_hint is not None else file)
-    p.open_block(spec, target)
+    if opened:
+        spec, target = _classify_path(path_hint if path_hint is not None else file)
+        p.open_block(spec, target)
     quarantined: list[Quarantined] = []
     read = used = headers = rows = 0
     for line_no, line in enumerate(lines, first_line_no):
@@ -471,7 +483,7 @@ def stream_lines(
             rows += len(p.rows)
             yield p.rows, None
             p.rows = []
-    if not headers:
+    if not headers or closed:
         p.close_snapshot()      # a bare stats file: its end closes its only block
     stats = ParseStats(
         source=SOURCE, files=1, lines_read=read, lines_used=used,

@@ -1,8 +1,9 @@
 """The columnar fast path of Lustre captures equals the line parser, file by file.
 
-`lustre_columnar.parse_file_arrow` takes a capture (stats and job_stats blocks) when every
-line is in its strict grammar and hands any other file, or the rest of it from the first
-block outside the grammar, to `lustre_stats.parse_file`; these tests feed both the
+`lustre_columnar.parse_file_arrow` takes the blocks of a capture (stats and job_stats) in
+its strict grammar and hands any other part of a file, cut where the line parser's state
+resets, to the line parser (a file that cannot be read to its end, from the last rows
+handed on, to `lustre_stats.parse_file`'s streaming reader); these tests feed both the
 same files (clean captures with every quirk the grammar covers, files it must refuse,
 captures split across read blocks, gzip, truncated gzip, every real Lustre file in
 ../shared/realdata) and require the same rows, quarantine and accounting. Pure Python.
@@ -120,20 +121,20 @@ REFUSED = {
 
 def both(path: Path, **kw):
     """(line parser's rows as Arrow, q, stats), (fast path's), and whether the fast path
-    parsed the file itself."""
+    parsed every line itself (none went to the line parser, in part or whole)."""
     calls = []
-    orig = lustre_stats.stream_file
+    orig = lustre_stats.stream_lines
 
     def spy(*a, **k):
         calls.append(a)
         return orig(*a, **k)
 
     rows, q, st = lustre_stats.parse_file(path, **kw)
-    lustre_stats.stream_file = spy
+    lustre_stats.stream_lines = spy
     try:
         out = lustre_columnar.parse_file_arrow(path, **kw)
     finally:
-        lustre_stats.stream_file = orig
+        lustre_stats.stream_lines = orig
     return (rows_table(rows, SCHEMA), q, st), out, not calls
 
 
@@ -203,9 +204,9 @@ def test_job_stats_take_the_fast_path_with_equal_rows(tmp_path):
 
 def test_a_block_off_the_grammar_after_rows_were_handed_on(tmp_path, monkeypatch):
     """A capture in the grammar is handed on in chunks of CHUNK_ROWS rows; a block outside
-    it further on sends the rest of the file, from that block's header, to the line
-    parser: together the rows, quarantine (file line numbers) and accounting of one
-    parse."""
+    it further on goes alone to the line parser (session 43; before, the rest of the file
+    did), and the blocks after it are read column-wise again: together the rows,
+    quarantine (file line numbers) and accounting of one parse."""
     broken = "obdfilter.fs-OST0000.stats=\nbroken line\n"
     f = tmp_path / "oss1" / "cap.txt"
     f.parent.mkdir()
@@ -214,12 +215,13 @@ def test_a_block_off_the_grammar_after_rows_were_handed_on(tmp_path, monkeypatch
     monkeypatch.setattr(lustre_stats, "CHUNK_ROWS", 7)
     monkeypatch.setattr(columnar, "BLOCK_CHARS", 900)
     calls = []
-    orig = lustre_stats.stream_file
-    monkeypatch.setattr(lustre_stats, "stream_file",
-                        lambda *a, **k: calls.append(k["skip_lines"]) or orig(*a, **k))
+    orig = lustre_stats.stream_lines
+    monkeypatch.setattr(lustre_stats, "stream_lines",
+                        lambda lines, *a, **k: calls.append((k["first_line_no"], len(lines)))
+                        or orig(lines, *a, **k))
     chunks = list(lustre_columnar.stream_file_arrow(f, server="oss1"))
     lines = len((CAPTURE + JOBS).splitlines())
-    assert len(calls) == 1 and 0 < calls[0] <= 4 * lines       # the rest, not the file
+    assert calls == [(4 * lines + 1, 2)]                    # the broken block, nothing else
     assert all(end is None for _, end in chunks[:-1])
     q, st = chunks[-1][1]
     assert [r for t, _ in chunks for r in t.to_pylist()] == \
@@ -279,6 +281,27 @@ def test_files_outside_the_grammar_go_to_the_line_parser(tmp_path, case):
     f = tmp_path / "cap.txt"
     f.write_text(REFUSED[case])
     assert not assert_same(f, server="s")
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_refused_block_between_clean_ones_goes_alone(tmp_path, monkeypatch, case):
+    """Each refused text between two clean captures: the line parser reads only the
+    parameter blocks it touches (cut where the line parser's state resets), the fast
+    path the rest, and the whole equals one parse by the line parser: a snapshot without
+    counters closed by the next header, line numbers, skipped blocks counted once."""
+    f = tmp_path / "oss1" / "cap.txt"
+    f.parent.mkdir()
+    text = CAPTURE + JOBS + REFUSED[case] + CAPTURE
+    f.write_text(text)
+    calls = []
+    orig = lustre_stats.stream_lines
+    monkeypatch.setattr(lustre_stats, "stream_lines",
+                        lambda lines, *a, **k: calls.append(lines) or orig(lines, *a, **k))
+    ref, got, _ = both(f, server="oss1", nid_map=NIDS)
+    assert got[0].to_pylist() == ref[0].to_pylist()
+    assert (got[1], got[2]) == (ref[1], ref[2])
+    parts = [len(x) for x in calls if isinstance(x, list)]    # not the reference's file
+    assert 0 < sum(parts) < len(text.splitlines()) / 2
 
 
 def test_blocks_cut_at_headers_anywhere(tmp_path, monkeypatch):
