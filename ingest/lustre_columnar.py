@@ -22,8 +22,9 @@ header lines where the line parser's state resets whatever block it is in (`_res
 the rows always equal `lustre_stats.parse_file`'s: the fast path only ever takes blocks
 whose values it computes identically. Until session 43 such a block sent the rest of the
 file to the line parser (a 48,675-line capture cut mid-line at its end: 0.60 s instead of
-0.08; with a junk line early: 0.28 s; now 0.05 and 0.12 s). A file that cannot be read to
-its end goes through the line parser from the last rows handed on. A capture is read in
+0.08; with a junk line early: 0.28 s; now 0.05 and 0.13 s). A file that cannot be read to
+its end, or a file without a header (a bare /proc file), goes through the line parser's
+streaming reader from the last rows handed on (from its start). A capture is read in
 blocks that start at such a header and handed on every `lustre_stats.CHUNK_ROWS` rows, so
 memory stays bounded whatever the file's size.
 """
@@ -422,6 +423,8 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
         lines = next(blocks, None)
         while lines is not None:
             after = next(blocks, None)          # one block ahead: is this one the last?
+            if after is None and not stats.lines_read and not pc.any(_resets(lines)).as_py():
+                raise NotFast("no header (a bare stats file)")   # streamed by the parser
             part = _Part(server, file, nid_map, schema, spec[0] == "skip")
             part.read(lines, stats.lines_read, closed=after is not None)
             for t in part.tables:
@@ -440,7 +443,7 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
                 handed.extra = {**stats.extra, "duplicate_counters": dups}
                 handed_q = list(quarantined)
             lines = after
-    except NotFast:                             # the file cannot be read to its end
+    except NotFast:                             # unreadable to its end, or bare
         del tables
         yield from _line_parser_rest(path, server, nid_map, schema, handed, handed_q,
                                      spec[0] == "skip")
@@ -454,11 +457,14 @@ def stream_file_arrow(path: str | Path, *, server: str | None = None,
 
 
 class _Part:
-    """One block of a capture read column-wise, and any part of it the fast grammar does
-    not take read by the line parser on its own, cut at headers where the line parser's
-    state resets (`_resets`): halves tried column-wise in turn, down to single parameter
-    blocks. Collects the rows in line order, the repeated counters dropped, quarantined
-    lines and the line parser's other counts."""
+    """One block of a capture read column-wise; when the fast path refuses it, halved at
+    the headers where the line parser's state resets (`_resets`) and both halves tried:
+    a refused half is halved again, down to single parameter blocks, which the line
+    parser reads on their own; where both halves are refused, the line parser reads the
+    pair whole. So one broken block costs a few attempts on ever smaller halves, and a
+    file whose every block is refused about the line parser's time. Collects the rows in
+    line order, the repeated counters dropped, quarantined lines and the line parser's
+    other counts."""
 
     def __init__(self, server: str | None, file: str, nid_map: Mapping[str, str] | None,
                  schema: pa.Schema, path_skipped: bool) -> None:
@@ -471,32 +477,55 @@ class _Part:
 
     def read(self, lines: pa.StringArray, first: int, closed: bool) -> None:
         """Lines `first`.. of the file (0-based); `closed`: more lines follow them."""
-        try:
-            t, d = _block(lines, self.server, self.file, self.nid_map, self.schema, closed)
-        except NotFast:
-            heads = np.flatnonzero(np.asarray(_resets(lines)))
-            cuts = heads[heads > 0]
-            if len(cuts):
-                mid = int(cuts[len(cuts) // 2])
-                self.read(lines.slice(0, mid), first, True)
-                self.read(lines.slice(mid), first + mid, closed)
-            else:
-                self._by_line_parser(lines, first, closed)
+        done = self._try(lines, closed)
+        if done is not None:
+            self._keep(done)
             return
-        self.tables.append(t)
-        self.dups += d
+        starts = np.flatnonzero(np.asarray(_resets(lines)))
+        self._refused(lines, first, closed, starts[starts > 0])
+
+    def _refused(self, lines: pa.StringArray, first: int, closed: bool,
+                 cuts: np.ndarray) -> None:
+        """Lines the fast path refused, with the resets inside them where they may be cut."""
+        if not len(cuts):
+            self._by_line_parser(lines, first, closed)
+            return
+        mid = int(cuts[len(cuts) // 2])
+        left = self._try(lines.slice(0, mid), True)
+        right = self._try(lines.slice(mid), closed)
+        if left is None and right is None:
+            self._by_line_parser(lines, first, closed)
+            return
+        if left is None:
+            self._refused(lines.slice(0, mid), first, True, cuts[cuts < mid])
+        else:
+            self._keep(left)
+        if right is None:
+            self._refused(lines.slice(mid), first + mid, closed, cuts[cuts > mid] - mid)
+        else:
+            self._keep(right)
+
+    def _try(self, lines: pa.StringArray, closed: bool) -> tuple[pa.Table, int] | None:
+        """The block's rows column-wise, or None when the fast path refuses it."""
+        try:
+            return _block(lines, self.server, self.file, self.nid_map, self.schema, closed)
+        except NotFast:
+            return None
+
+    def _keep(self, done: tuple[pa.Table, int]) -> None:
+        self.tables.append(done[0])
+        self.dups += done[1]
 
     def _by_line_parser(self, lines: pa.StringArray, first: int, closed: bool) -> None:
         """The line parser's reading of lines that start the file or start at a reset."""
-        rows, (q, st) = [], (None, None)
+        q, st = [], None
         for chunk, end in lustre_stats.stream_lines(
                 lines.to_pylist(), self.file, server=self.server, nid_map=self.nid_map,
                 path_hint=self.file, first_line_no=first + 1, opened=first == 0,
                 closed=closed):
-            rows += chunk
+            self.tables.append(rows_table(chunk, self.schema))    # dicts a chunk at a time
             if end is not None:
                 q, st = end
-        self.tables.append(rows_table(rows, self.schema))
         self.quarantined += q
         extra = dict(st.extra)
         if first == 0 and self.path_skipped:    # the file's own block, counted once

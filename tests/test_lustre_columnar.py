@@ -304,6 +304,23 @@ def test_a_refused_block_between_clean_ones_goes_alone(tmp_path, monkeypatch, ca
     assert 0 < sum(parts) < len(text.splitlines()) / 2
 
 
+def test_a_snapshot_without_counters_before_a_refused_block(tmp_path):
+    """The half before a refused block ends in a snapshot without counters: the header
+    after it closes it, so it has its zero marker, as in one parse by the line parser."""
+    f = tmp_path / "oss1" / "cap.txt"
+    f.parent.mkdir()
+    f.write_text("obdfilter.fs-OST0000.exports.1@gni1.stats=\n"
+                 "snapshot_time 1507593600.1 secs.usecs\n"
+                 "obdfilter.fs-OST0000.stats=\nbroken line\n"
+                 "obdfilter.fs-OST0001.stats=\nsnapshot_time 1507593600.1 secs.usecs\n"
+                 "read_bytes 1 samples [bytes] 1 1 1\n")
+    ref, got, fast = both(f, server="oss1")
+    assert not fast and got[0].to_pylist() == ref[0].to_pylist()
+    assert (got[1], got[2]) == (ref[1], ref[2])
+    assert [r["counter"] for r in got[0].to_pylist()] == [lustre_stats.ZERO_MARKER,
+                                                         "read_bytes"]
+
+
 def test_blocks_cut_at_headers_anywhere(tmp_path, monkeypatch):
     big = (CAPTURE + JOBS) * 40
     f = tmp_path / "cap.txt"
