@@ -483,8 +483,8 @@ def stream_lines(
             rows += len(p.rows)
             yield p.rows, None
             p.rows = []
-    if not headers or closed:
-        p.close_snapshot()      # a bare stats file: its end closes its only block
+    if not headers or closed:   # a bare stats file's end closes its only block; a part
+        p.close_snapshot()      # that a header follows ends as that header would end it
     stats = ParseStats(
         source=SOURCE, files=1, lines_read=read, lines_used=used,
         lines_quarantined=len(quarantined), rows=rows + len(p.rows), extra=p.extra,
