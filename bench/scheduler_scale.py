@@ -148,7 +148,7 @@ def make_inputs(copies: int, only: list[str] | None = None) -> dict[str, Path]:
         target = OUT / f"x{copies}-{version}" / source / path.name
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
-            text = path.read_text()
+            text = "" if source == "pbs-real" else path.read_text()
             if source == "pbs-real":
                 lines = [line for f in real for line in f.read_text().splitlines()
                          if line.strip()]

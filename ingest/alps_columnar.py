@@ -42,6 +42,8 @@ from lassi.ingest.columnar import (
     any_of,
     blank_lines,
     dense_codes,
+    int_list_pattern,
+    int_ranges,
     iso_micros,
     kept_rows,
     list_item,
@@ -65,7 +67,7 @@ _ITEM = rf'(?:{_KEY}=(?:{_QUOTED}|[^", ]*(?:,[^", ]+)*)|{_WORD})'
 _MESSAGE = rf"^{_ITEM}(?:, {_ITEM})*$"
 _KINDS = pa.array(["Starting", "Finishing"])
 _KEYS_AND_KINDS = pa.array([*(k + "=" for k in KEYS), *_KINDS.to_pylist()])  # as items begin
-_NIDS = r"^[0-9]{1,7}(?:-[0-9]{1,7})?(?:,[0-9]{1,7}(?:-[0-9]{1,7})?)*$"
+_NIDS = int_list_pattern(7)          # plain nid ranges: `8-10,12`
 # printable, no space, quote or backslash (alps._tokens splits such a command at spaces);
 # an exe token has no `=` (an assignment is skipped) and does not begin with `-`
 _ARG = r"[!#-&(-\[\]-~]+"
@@ -248,18 +250,6 @@ def _ints(values: pa.ChunkedArray) -> pa.Array:
     return ints.take(enc.indices)
 
 
-def _ranges(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The values of `text` that are plain nid ranges (`8-10,12`): their positions, and
-    per range its owner (a position), low and high ends."""
-    rows = np.flatnonzero(np.asarray(matches(text, _NIDS)))
-    items = pc.split_pattern(text.take(pa.array(rows)), ",")
-    owner = rows[np.asarray(pc.list_parent_indices(items))]
-    bounds = pc.split_pattern(items.flatten(), "-")
-    lo = np.asarray(pc.cast(list_item(bounds, 0), pa.int64()))
-    hi = np.asarray(pc.cast(pc.coalesce(list_item(bounds, 1), list_item(bounds, 0)), pa.int64()))
-    return rows, owner, lo, hi
-
-
 def _bad_ranges(n: int, owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Where plain nid ranges would make expand_nid_ranges raise (a descending range, more
     than MAX_HOSTS names)."""
@@ -315,7 +305,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     other = all_of(ok, pc.is_null(words_kind))
     starting = all_of(ok, pc.equal(words_kind, "Starting"))
     nodes, stated = kv["node_list"], kv["num_nodes"]
-    _, owner, lo, hi = _ranges(nodes)
+    _, owner, lo, hi = int_ranges(nodes, 7)
     bad = _bad_ranges(n, owner, lo, hi)
     start_ok = all_of(pc.fill_null(pc.not_equal(kv["batch_id"], ""), False),
                       pc.or_(pc.is_null(stated), matches(stated, r"^[0-9]{1,9}$")),

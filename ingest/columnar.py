@@ -187,6 +187,26 @@ def list_item(lists: pa.Array, i: int) -> pa.Array:
     return values.take(pa.array(first, mask=missing if missing.any() else None))
 
 
+def int_list_pattern(digits: int) -> str:
+    """A comma list of integers and ranges of them (`8-10,12`), each of 1-`digits` digits."""
+    one = f"[0-9]{{1,{digits}}}(?:-[0-9]{{1,{digits}}})?"
+    return f"^{one}(?:,{one})*$"
+
+
+def int_ranges(text: pa.Array, digits: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The values of `text` that are such lists (`int_list_pattern`; ALPS nid lists, Torque
+    core lists): their positions, and per range its owner (a position), low and high ends
+    (a single number is a range of one; a descending range is left for the caller)."""
+    rows = np.flatnonzero(np.asarray(matches(text, int_list_pattern(digits))))
+    items = pc.split_pattern(text.take(pa.array(rows)), ",")
+    owner = rows[np.asarray(pc.list_parent_indices(items))]
+    bounds = pc.split_pattern(items.flatten(), "-")
+    lo = np.asarray(pc.cast(list_item(bounds, 0), pa.int64()))
+    hi = np.asarray(pc.cast(pc.coalesce(list_item(bounds, 1), list_item(bounds, 0)), pa.int64()))
+    return rows, owner, lo, hi
+
+
 def matches(arr: pa.Array, pattern: str) -> pa.BooleanArray:
     """True where the value matches the (anchored) RE2 pattern; False for nulls."""
     return pc.fill_null(pc.match_substring_regex(arr, pattern), False)

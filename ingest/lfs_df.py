@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.columnar import table_schema
 from lassi.ingest.contract import IngestError, IngestResult, SourceRows, TableRows
-from lassi.ingest.snapshot_columnar import read_table
+from lassi.ingest.snapshot_columnar import Tail, read_table
 
 from lassi.core.quarantine import ParseStats, Quarantined
 
@@ -65,12 +65,6 @@ _NAME_EPOCH = re.compile(r"(?<!\d)(\d{10})(?!\d)")
 
 # classify(line) -> ("row", dict) | ("used", None) | ("bad", reason)
 Classifier = Callable[[str], tuple[str, dict | str | None]]
-# snapshot_columnar.Tail: the line parser's reading of a file's last lines from a snapshot
-# boundary on, (lines, number of the first, time before a BEGIN) -> (every row with its
-# `_line` number, before the day's filter and the last-row rule; the bad lines as
-# (number, text, reason); the lines the classifier counted apart)
-Tail = Callable[[list[str], int, dt.datetime], tuple[list[dict], list[tuple[int, str, str]],
-                                                     int]]
 
 
 # --- snapshot time ----------------------------------------------------------------------------

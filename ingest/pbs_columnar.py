@@ -38,6 +38,7 @@ from lassi.ingest.columnar import (
     blank_lines,
     fold_offsets,
     in_years,
+    int_ranges,
     kept_rows,
     leading_ints,
     list_item,
@@ -304,28 +305,16 @@ def _host_items(items: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.n
 
 def _core_lists(specs: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """pbs._slots of exec_host specs without `*` (Torque's `0-27`, `0,2-3`): the cores
-    (the sum of hi - lo + 1 over the comma's items, 1 for a single core) and where every
-    item is `lo` or `lo-hi` of 1-6 digits with hi >= lo (the line parser reads the rest,
-    or quarantines them as it does)."""
-    parts = pc.split_pattern(specs, ",")
-    owner = np.asarray(pc.list_parent_indices(parts))
-    flat = parts.flatten()
-    offsets, _ = string_bytes(flat)
-    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
-    dash = np.asarray(pc.find_substring(flat, "-"), np.int64)
-    ranged = dash >= 0
-    lo_end = np.where(ranged, start + dash, end)
-    pieces = cut_pieces(flat, lo_end, np.minimum(lo_end + 1, end))     # lo - hi
-    lo, hi = every(pieces, 3, 0), every(pieces, 3, 2)
-    lo_len, hi_len = lo_end - start, end - np.minimum(lo_end + 1, end)
-    lo_ok = np.asarray(pc.ascii_is_decimal(lo)) & (lo_len >= 1) & (lo_len <= 6)
-    hi_ok = np.asarray(pc.ascii_is_decimal(hi)) & (hi_len >= 1) & (hi_len <= 6)
-    lo_v = np.asarray(pc.cast(when(pa.array(lo_ok), lo, "0"), pa.int64()))
-    hi_v = np.asarray(pc.cast(when(pa.array(hi_ok), hi, "0"), pa.int64()))
-    good = lo_ok & (~ranged | (hi_ok & (hi_v >= lo_v)))
+    (the sum of hi - lo + 1 over the list, 1 for a single core) and where the spec is such
+    a list of 1-6 digit numbers with every hi >= lo (the line parser reads the rest, or
+    quarantines them as it does)."""
     n = len(specs)
-    cores = np.bincount(owner, weights=np.where(ranged, hi_v - lo_v + 1, 1), minlength=n)
-    return cores.astype(np.int64), np.bincount(owner, weights=~good, minlength=n) == 0
+    rows, owner, lo, hi = int_ranges(specs, 6)
+    listed = np.zeros(n, bool)
+    listed[rows] = True
+    listed[owner[hi < lo]] = False
+    cores = np.bincount(owner, weights=hi - lo + 1, minlength=n)
+    return cores.astype(np.int64), listed
 
 
 def _epoch_micros(v: pa.Array) -> tuple[pa.Array, pa.Array]:

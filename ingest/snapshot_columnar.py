@@ -50,7 +50,10 @@ LFS_DF, LCTL_DL = "lfs-df", "lctl-dl"          # the sources (lfs_df.SOURCE, lct
 LineParser = Callable[[str | Path, dt.date | None, str], tuple[list[dict], list[Quarantined],
                                                               ParseStats]]
 FirstTime = Callable[[str | Path, dt.date | None, str], dt.datetime]
-# the line parser from a snapshot boundary on (lfs_df.Tail)
+# a source's line parser from a snapshot boundary on (lfs_df.tail_reader): (lines, the
+# number of the first, the time before a BEGIN) -> (every row with its `_line` number,
+# before the day's filter and the last-row rule; the bad lines as (number, text, reason);
+# the lines the classifier counted apart)
 Tail = Callable[[list[str], int, dt.datetime], tuple[list[dict], list[tuple[int, str, str]],
                                                      int]]
 _TARGET = r"(?P<target>(?P<fs>[A-Za-z0-9_.]+?)-(?P<kind>OST|MDT)(?P<hex>[0-9a-fA-F]{4,8}))"
