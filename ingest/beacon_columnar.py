@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest import beacon_layers as bl
-from lassi.ingest import lwfs_server
+from lassi.ingest import beacon_mds_bytes, lwfs_server
 from lassi.ingest.beacon_seeds import Seed, SeedStore, key_ids
 from lassi.ingest.columnar import (
     COUNT_RE,
@@ -35,11 +35,12 @@ from lassi.ingest.columnar import (
     Fields,
     NotFast,
     all_of,
+    block_lines,
     fold_offsets,
-    line_blocks,
     matches,
     names_of,
     on_day,
+    raw_blocks,
     row_schema,
     rows_table,
     slow_lines,
@@ -86,6 +87,9 @@ class Layout:
     newborn: bool = True            # apply_deltas' newborn rule
     extra: Callable | None = None   # (base table) -> extra stats of a parsed file
     parse_file: Callable | None = None   # the whole-file parser (default: beacon_layers')
+    block: Callable | None = None   # (bytes of whole lines, day, site, file, schema) ->
+                                    # (lines, fast mask, base rows) read from the bytes,
+                                    # or None: read as lines (`fast` or `fields`)
 
 
 OST = Layout("ost", "raw_ost", (8,),
@@ -127,23 +131,43 @@ def _mds_fast(f: Fields, day: date | None, site: Site | None, file: str
 def _mds_columns(cols: dict[str, pa.Array], site: Site | None, file: str
                  ) -> dict[str, pa.Array]:
     """The fast MDS lines' base columns: host, source naming and the counters as a list."""
-    n = len(cols["ts"])
-    names, fwds = bl.site_names(site), bl.fwd_identities(site)
-    vals = np.zeros((n, len(BEACON_MDS_OPS)), np.int64)
+    vals = np.zeros((len(cols["ts"]), len(BEACON_MDS_OPS)), np.int64)
     for j, op in enumerate(BEACON_MDS_OPS):
         vals[:, j] = pc.cast(cols.pop(f"_{op}"), pa.int64()).to_numpy(zero_copy_only=False)
-    src = cols["source"]
-    cols["mds"] = pa.repeat(pa.scalar(Path(file).parent.name, pa.string()), n)
-    enc = pc.dictionary_encode(src)
+    return _mds_named(cols["source"], cols["ts"], vals, site, file)
+
+
+def _mds_named(source: pa.Array, ts: pa.Array, counts: np.ndarray, site: Site | None,
+               file: str) -> dict[str, pa.Array]:
+    """MDS base columns of sources, times and counters (rows x ops): the MDS host, the
+    sources' node and kind, the counters as a list."""
+    names, fwds = bl.site_names(site), bl.fwd_identities(site)
+    enc = pc.dictionary_encode(source)
     keys = enc.dictionary.to_pylist()
-    cols["source_node"] = pc.take(pa.array([names.get(k) or (k if k in fwds else None)
-                                            for k in keys], pa.string()), enc.indices)
-    cols["source_kind"] = pc.take(pa.array([bl.source_kind(k, fwds) for k in keys],
-                                           pa.string()), enc.indices)
-    cols["cumulative"] = pa.ListArray.from_arrays(
-        pa.array(np.arange(0, vals.size + 1, len(BEACON_MDS_OPS), dtype=np.int32)),
-        pa.array(vals.reshape(-1)))
-    return cols
+    return {
+        "source": source, "ts": ts,
+        "mds": pa.repeat(pa.scalar(Path(file).parent.name, pa.string()), len(source)),
+        "source_node": pc.take(pa.array([names.get(k) or (k if k in fwds else None)
+                                         for k in keys], pa.string()), enc.indices),
+        "source_kind": pc.take(pa.array([bl.source_kind(k, fwds) for k in keys],
+                                        pa.string()), enc.indices),
+        "cumulative": pa.ListArray.from_arrays(
+            pa.array(np.arange(0, counts.size + 1, len(BEACON_MDS_OPS), dtype=np.int32)),
+            pa.array(counts.reshape(-1))),
+    }
+
+
+def _mds_block(data: bytes | bytearray, day: date | None, site: Site | None, file: str,
+               schema: pa.Schema) -> tuple[int, pa.BooleanArray, pa.Table] | None:
+    """A block's MDS lines read from its bytes (`beacon_mds_bytes`): (lines, the fast ones,
+    their base rows), or None to read it as lines."""
+    got = beacon_mds_bytes.read_block(data, day)
+    if got is None:
+        return None
+    fast = np.zeros(got.lines, bool)
+    fast[got.rows] = True
+    cols = _mds_named(got.source, pa.array(got.ts, pa.int64()), got.counts, site, file)
+    return got.lines, pa.array(fast), _base_rows(cols, got.rows, schema)
 
 
 def _fast_block(lay: Layout, f: Fields, day: date | None, site: Site | None, file: str,
@@ -151,7 +175,7 @@ def _fast_block(lay: Layout, f: Fields, day: date | None, site: Site | None, fil
     """The lines of a block the strict grammar covers (mask) and their base rows (the
     layer's columns without deltas, plus `line` = index in the block)."""
     if lay.fast is not None:
-        return _table(lay, *lay.fast(f, day, site, file), f, site, file, schema)
+        return _table(lay, *lay.fast(f, day, site, file), site, file, schema)
     ok = pc.is_in(f.n, value_set=pa.array(lay.fields, f.n.type))
     cols = {}
     for i, name in enumerate(lay.names):
@@ -167,29 +191,28 @@ def _fast_block(lay: Layout, f: Fields, day: date | None, site: Site | None, fil
             ok = all_of(ok, pc.or_(good, pc.is_null(arr)) if optional else good)
         cols[name] = arr
     ok = all_of(ok, matches(f.lines, PRINTABLE_RE))      # printable, one space apart
-    return _table(lay, ok, cols, f, site, file, schema)
+    return _table(lay, ok, cols, site, file, schema)
 
 
-def _table(lay: Layout, ok: pa.BooleanArray, cols: dict[str, pa.Array], f: Fields,
-           site: Site | None, file: str, schema: pa.Schema
-           ) -> tuple[pa.BooleanArray, pa.Table]:
+def _table(lay: Layout, ok: pa.BooleanArray, cols: dict[str, pa.Array], site: Site | None,
+           file: str, schema: pa.Schema) -> tuple[pa.BooleanArray, pa.Table]:
     """The fast lines (`ok`) and their base rows."""
-    fast = ok
-    cols = {k: pc.filter(v, fast) for k, v in cols.items()}
-    n = len(cols["ts"])
+    cols = {k: pc.filter(v, ok) for k, v in cols.items()}
     if lay.name_of:
         cols[lay.name_of] = names_of(cols[lay.key[0]], bl.site_names(site))
     if lay.finish:
         cols = lay.finish(cols, site, file)
-    out = {}
-    for fl in schema:
-        if fl.name in cols:
-            out[fl.name] = pc.cast(cols[fl.name], fl.type)
-        else:
-            out[fl.name] = pa.nulls(n, fl.type)
-    line = pc.indices_nonzero(fast)
-    return fast, pa.Table.from_arrays([*out.values(), pc.cast(line, pa.int64())],
-                                      names=[*schema.names, "line"])
+    return ok, _base_rows(cols, pc.indices_nonzero(ok), schema)
+
+
+def _base_rows(cols: dict[str, pa.Array], line: pa.Array | np.ndarray, schema: pa.Schema
+               ) -> pa.Table:
+    """Base rows of the schema's columns (null where `cols` has none) and `line`."""
+    n = len(line)
+    out = [pc.cast(cols[fl.name], fl.type) if fl.name in cols else pa.nulls(n, fl.type)
+           for fl in schema]
+    return pa.Table.from_arrays([*out, pa.array(line, pa.int64())],
+                                names=[*schema.names, "line"])
 
 
 def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
@@ -201,18 +224,25 @@ def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
     parse = lay.line_parser(site, file)
     tables, slow, slow_no = [], [], []
     first = 1
-    for lines in line_blocks(path):
-        fast, t = _fast_block(lay, Fields(lines), day, site, file, schema)
+    for data in raw_blocks(path):
+        got = lay.block(data, day, site, file, schema) if lay.block else None
+        if got is None:
+            lines = block_lines(data)
+            fast, t = _fast_block(lay, Fields(lines), day, site, file, schema)
+            count = len(lines)
+        else:
+            count, fast, t = got
+            lines = block_lines(data) if t.num_rows < count else None
         tables.append(t.set_column(t.num_columns - 1, "line",
                                    pc.add(t.column("line"), first)))
         stats.lines_read += t.num_rows
         stats.lines_used += t.num_rows
-        for line_no, line in slow_lines(lines, fast, first):
+        for line_no, line in slow_lines(lines, fast, first) if lines is not None else ():
             s = bl.judge_line(parse, lay.source, file, line_no, line, day, q, stats)
             if s is not None:
                 slow.append(s.row)
                 slow_no.append(line_no)
-        first += len(lines)
+        first += count
     if tables and not slow:             # the blocks' rows are in line order already
         return pa.concat_tables(tables)
     st = rows_table(slow, schema)
@@ -402,7 +432,9 @@ def _store_seed(store: SeedStore, path: str | Path, s: Series, keys: pa.Array,
 
 def _samples(lay: Layout, t: pa.Table) -> pa.Table:
     """The rows that are samples of a series (all, unless `values_list` is null)."""
-    return t.filter(pc.is_valid(t.column(lay.values_list))) if lay.values_list else t
+    if lay.values_list and t.column(lay.values_list).null_count:
+        return t.filter(pc.is_valid(t.column(lay.values_list)))
+    return t
 
 
 def _scatter(values: np.ndarray, at: np.ndarray, n: int, fill=0) -> np.ndarray:
@@ -428,9 +460,10 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
         rows, q, stats = (lay.parse_file or bl.PARSERS[lay.source])(path, site, prev, day)
         return rows_table(rows, schema), q, stats
     n = base.num_rows
+    gaps = lay.values_list is not None and base.column(lay.values_list).null_count > 0
     at = (pc.indices_nonzero(pc.is_valid(base.column(lay.values_list))).to_numpy()
-          if lay.values_list else np.arange(n))
-    samples = base.take(at) if lay.values_list else base
+          if gaps else np.arange(n))
+    samples = base.take(at) if gaps else base          # the rows that are samples
     keys = pc.unique(_key_text(lay, samples))
     s = _series(lay, samples, keys)
     seed = _stored_seed(lay, seeds, prev, keys, stats) if seeds and prev else None
@@ -440,7 +473,8 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
         _store_seed(seeds, path, s, keys, stats)
     found = series_deltas(s, seed, stats, lay.newborn)      # per sample; rows that are no
     delta, has, interval, reset, aux_d, aux_ok = (           # sample get none
-        _scatter(a, at, n, np.nan if i == 2 else 0) for i, a in enumerate(found))
+        _scatter(a, at, n, np.nan if i == 2 else 0) if gaps else a
+        for i, a in enumerate(found))
     cols = {c: base.column(c) for c in schema.names}
     for j, c in enumerate(lay.deltas):
         cols[c] = pa.array(delta[:, j], pa.int64(), mask=~has)
@@ -467,7 +501,8 @@ def parse_arrow(lay: Layout, path: str | Path, site: Site | None = None,
 MDS = Layout("mds", "raw_mds", (), (), ("mds", "source"), (), tuple(BEACON_MDS_OPS),
              lambda site, file: bl.mds_line(Path(file).parent.name, bl.site_names(site),
                                             bl.fwd_identities(site)),
-             values_list="cumulative", sum_to="ops", fast=_mds_fast, finish=_mds_columns)
+             values_list="cumulative", sum_to="ops", fast=_mds_fast, finish=_mds_columns,
+             block=_mds_block)
 
 
 def parse_mds_arrow(path: str | Path, site: Site | None = None,

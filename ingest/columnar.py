@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.arrow_bytes import first_bytes
-from lassi.ingest.iso_times import read_iso
+from lassi.ingest.iso_times import iso_at, read_iso
 
 from lassi.core.schemas import schema_of
 from lassi.core.textio import open_bytes
@@ -229,6 +229,21 @@ def _utc_micros(text: pa.Array) -> pa.Array:
     iso = read_iso(text)
     ok = iso.ok & (iso.zone == 1) & ~iso.spaced
     return pa.array(iso.wall, pa.int64(), mask=~ok)
+
+
+def utc_micros_at(raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """`utc_micros` of the texts `raw[starts[i]:starts[i] + lengths[i]]`: (epoch µs, where
+    the text is such a time)."""
+    iso = iso_at(raw, starts, lengths)
+    return iso.wall, iso.ok & (iso.zone == 1) & ~iso.spaced
+
+
+def on_day_micros(micros: np.ndarray, day: dt.date | None) -> np.ndarray:
+    """`on_day` of epoch microseconds in numpy."""
+    if day is None:
+        return np.ones(len(micros), bool)
+    return np.floor_divide(micros, 86_400_000_000) == (day - dt.date(1970, 1, 1)).days
 
 
 def _offsets(t: datetime, tz: ZoneInfo) -> tuple[int, int]:

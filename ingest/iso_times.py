@@ -51,14 +51,22 @@ def read_iso(text: pa.Array) -> IsoTimes:
     if not pa.types.is_string(text.type):
         text = text.cast(pa.string())
     offsets, raw = string_bytes(text)
-    starts, lengths = offsets[:-1], np.diff(offsets)
+    return iso_at(raw, offsets[:-1], np.diff(offsets),
+                  np.asarray(text.is_valid()) if text.null_count else None)
+
+
+def iso_at(raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+           valid: np.ndarray | None = None) -> IsoTimes:
+    """The ISO-8601 times written in `raw[starts[i]:starts[i] + lengths[i]]` (`valid`:
+    where there is one at all)."""
     shape = np.where(lengths <= _WIDTH, lengths, 0)
     known = _KNOWN[shape]
-    if text.null_count:
-        known &= np.asarray(text.is_valid())
+    if valid is not None:
+        known &= valid
     width = max(19, int(lengths[known].max(initial=19)))
-    padded = np.concatenate([raw, np.zeros(width, np.uint8)])
-    b = np.lib.stride_tricks.sliding_window_view(padded, width)[starts]   # row per value
+    if int(starts.max(initial=0)) + width > len(raw):
+        raw = np.concatenate([raw, np.zeros(width, np.uint8)])
+    b = np.lib.stride_tricks.sliding_window_view(raw, width)[starts]   # row per value
     b[~known] = 0                     # bytes past a value's end: never read for its shape
     frac_digits, zone = _FRACTION[shape], _ZONE[shape]
     d = b - np.uint8(48)                       # a byte below `0` wraps past 9

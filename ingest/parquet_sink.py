@@ -64,6 +64,10 @@ class DaySink:
                  attempt: int) -> None:
         self.spec = spec
         self.schema = file_schema(row_schema, set(spec.timestamps))
+        # dictionary pages for the texts only: a counter's values rarely repeat, and the
+        # dictionary tried and dropped for each such column cost time and bytes (the MDS
+        # bench day's file: 74 -> 54 ms, 1.78 -> 1.30 MB)
+        self.dictionary = [f.name for f in self.schema if pa.types.is_string(f.type)]
         self.name = f"part-{part:05d}.parquet"
         self.tmp = Path(spec.folder) / "_tmp" / f"{part:05d}-{attempt}"
         self.buffers: dict[int, list[pa.Table]] = {}
@@ -103,7 +107,7 @@ class DaySink:
             self.tmp.mkdir(parents=True, exist_ok=True)
             self.writers[day] = pq.ParquetWriter(
                 self.tmp / f"{day}.parquet", self.schema,
-                compression=parquet_codec(self.spec.codec))
+                compression=parquet_codec(self.spec.codec), use_dictionary=self.dictionary)
         self.writers[day].write_table(pa.concat_tables(parts))
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ simulated day), and require the same rows, quarantine and accounting. Pure Pytho
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import gzip
 import random
@@ -151,6 +152,53 @@ def test_mds_equals_the_line_parser(tmp_path, site, seeded):
     path = write(folder / "2018-02-25.log", MDS)
     st = same("mds", path, site, prev)
     assert (st.lines_read, st.lines_quarantined, st.counter_resets) == (16, 6, 2)
+
+
+# lines the byte-level MDS reader (beacon_mds_bytes) must leave to the line parser, next to
+# ones it must take: the bytes beside the digits in ASCII, a prefix wrong only in its
+# second word, 18 and 19 digits, no source, a tab, a byte past ASCII, another day
+MDS_BYTES = [
+    mds_line("20.0.2.100", "00:30.000", 7).replace("open=7", "open=123456789012345678"),
+    mds_line("20.0.2.100", "00:40.000", 7).replace("open=7", "open=1234567890123456789"),
+    mds_line("20.0.2.101", "00:30.000", 7).replace("sync=20", "sync=2/"),
+    mds_line("20.0.2.101", "00:40.000", 7).replace("sync=20", "sync=:0"),
+    mds_line("20.0.2.102", "00:30.000", 7).replace("crossdir_rename=", "crossdir_renamX="),
+    mds_line("20.0.2.102", "00:40.000", 7).replace("getxattr=", "getXattr="),
+    mds_line("", "00:30.000", 7),
+    mds_line("20.0.2.103", "00:30.000", 7).replace(" close", "\tclose"),
+    mds_line("20.0.2.103", "00:40.000", 7).replace("20.0.2.103", "20.0.2.10\u00e9"),
+    mds_line("20.0.2.104", "00:30.000", 7).replace("2018-02-25", "2018-02-26"),
+    mds_line("20.0.2.104", "00:40.000", 7).replace(".000Z", ".000"),
+    mds_line("20.0.2.104", "00:50.000", 7).replace("open=7", "open="),
+    mds_line("20.0.2.105", "00:30.000", 99999999),
+]
+MDS_SLOW = 11                   # of MDS's lines: all but the 5 of mds_line
+MDS_BYTES_SLOW = 11             # all but the first and the last
+
+
+@pytest.mark.parametrize("from_bytes", [True, False])
+def test_mds_read_from_bytes_or_as_fields(tmp_path, site, monkeypatch, from_bytes):
+    """The MDS fast path, from the block's bytes (`beacon_mds_bytes`) and from Arrow fields
+    (`_mds_fast`, for blocks with carriage returns), takes exactly the lines of its grammar,
+    also in blocks of one line."""
+    if not from_bytes:
+        monkeypatch.setattr(beacon_columnar, "MDS",
+                            dataclasses.replace(beacon_columnar.MDS, block=None))
+    folder = tmp_path / "mds" / "online1-mds01"
+    path = write(folder / "2018-02-25.log", MDS + MDS_BYTES)
+    for size in (None, 5):
+        if size:
+            monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
+        SLOW_LINES.clear()
+        st = same("mds", path, site, write(folder / "2018-02-24.log", MDS_PREV))
+        assert len(SLOW_LINES) == MDS_SLOW + MDS_BYTES_SLOW + len(MDS_PREV)   # and the seed's
+        assert st.lines_read == len(MDS) + len(MDS_BYTES)
+    crlf = folder / "crlf" / "2018-02-25.log"
+    crlf.parent.mkdir()
+    crlf.write_bytes("".join(line + "\r\n" for line in MDS + MDS_BYTES).encode())
+    SLOW_LINES.clear()
+    same("mds", crlf, site)
+    assert len(SLOW_LINES) == MDS_SLOW + MDS_BYTES_SLOW
 
 
 def lwfs(ip: str, local: str, utc: str, what: str = "Meta exe:", counts=(1,) * 8) -> str:
