@@ -52,8 +52,12 @@ MAX_MARKS = 2000
 ROLES = ("python_driver", "jvm", "python_workers")
 
 
-_ROLE: dict[int, str] = {}   # pid -> role, fixed at first sight (an exiting process may
-                             # lose its command line and look like something else)
+_ROLE: dict[int, str] = {}   # pid -> role, fixed at first sight as the JVM or a worker (an
+                             # exiting process may lose its command line and look like
+                             # something else); a Python driver is looked at again at every
+                             # poll: a child seen between its fork and its exec still shows
+                             # the driver's command line (session 44: a JVM counted as the
+                             # driver, 2.3 GiB, for a whole phase)
 
 
 def role(p: psutil.Process) -> str:
@@ -68,10 +72,8 @@ def role(p: psutil.Process) -> str:
         _ROLE[p.pid] = "jvm"
     elif "pyspark.daemon" in text or "pyspark.worker" in text:
         _ROLE[p.pid] = "python_workers"
-    elif Path(cmd[0]).name in ("bash", "sh"):   # spark-submit's scripts exec into java
+    else:                                       # spark-submit's scripts exec into java
         return "python_driver"
-    else:
-        _ROLE[p.pid] = "python_driver"
     return _ROLE[p.pid]
 
 

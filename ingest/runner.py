@@ -317,9 +317,9 @@ def _written(spark: SparkSession, site: Site, table: str, parse: Callable,
              tasks: list[BeaconTask], files: ParquetFolder, seeds: SeedStore | None
              ) -> list[dict]:
     """Parse `tasks` on the executors, which write the rows as Parquet files under `files`
-    themselves: one plain Spark job (no DataFrame to plan and observe: ~0.2 s less per
-    ingest, the bench day's OST layer 0.94-1.24 s -> 0.64-0.86 s), giving one accounting
-    summary per bin (`_bin_summary`)."""
+    themselves: one plain Spark job (no DataFrame of wire rows to plan, observe and
+    write to `noop`, ~0.2-0.3 s a layer), giving one accounting summary per bin
+    (`_bin_summary`)."""
     bins = _task_bins(spark, tasks)
     return spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(
         lambda it: [_bin_summary(it, table, parse, site, files, seeds)]).collect()
