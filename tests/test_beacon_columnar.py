@@ -155,8 +155,9 @@ def test_mds_equals_the_line_parser(tmp_path, site, seeded):
 
 
 # lines the byte-level MDS reader (beacon_mds_bytes) must leave to the line parser, next to
-# ones it must take: the bytes beside the digits in ASCII, a prefix wrong only in its
-# second word, 18 and 19 digits, no source, a tab, a byte past ASCII, another day
+# ones it must take: 18 and 19 digits, the bytes beside the digits in ASCII, prefixes wrong
+# in their second word or their case, no source, a tab, a byte past ASCII, another day, a
+# time without its `Z`, an empty count
 MDS_BYTES = [
     mds_line("20.0.2.100", "00:30.000", 7).replace("open=7", "open=123456789012345678"),
     mds_line("20.0.2.100", "00:40.000", 7).replace("open=7", "open=1234567890123456789"),
