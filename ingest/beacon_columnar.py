@@ -17,6 +17,7 @@ cannot be read to its end goes through the layer's whole-file parser.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -32,6 +33,7 @@ from lassi.ingest.beacon_seeds import Seed, SeedStore, key_ids
 from lassi.ingest.columnar import (
     COUNT_RE,
     PRINTABLE_RE,
+    READ_THREADS,
     Fields,
     NotFast,
     all_of,
@@ -40,7 +42,7 @@ from lassi.ingest.columnar import (
     matches,
     names_of,
     on_day,
-    raw_blocks,
+    parsed_blocks,
     row_schema,
     rows_table,
     slow_lines,
@@ -224,15 +226,9 @@ def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
     parse = lay.line_parser(site, file)
     tables, slow, slow_no = [], [], []
     first = 1
-    for data in raw_blocks(path):
-        got = lay.block(data, day, site, file, schema) if lay.block else None
-        if got is None:
-            lines = block_lines(data)
-            fast, t = _fast_block(lay, Fields(lines), day, site, file, schema)
-            count = len(lines)
-        else:
-            count, fast, t = got
-            lines = block_lines(data) if t.num_rows < count else None
+    blocks = parsed_blocks(path, lambda data: _block_rows(lay, data, day, site, file, schema),
+                           _pool(), as_lines=False)
+    for count, fast, t, lines in blocks:
         tables.append(t.set_column(t.num_columns - 1, "line",
                                    pc.add(t.column("line"), first)))
         stats.lines_read += t.num_rows
@@ -249,6 +245,30 @@ def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
     tables.append(st.append_column("line", pa.array(slow_no, pa.int64())))
     out = pa.concat_tables(tables)
     return out.take(pc.sort_indices(out.column("line")))
+
+
+def _block_rows(lay: Layout, data: bytes | bytearray, day: date | None, site: Site | None,
+                file: str, schema: pa.Schema
+                ) -> tuple[int, pa.BooleanArray, pa.Table, pa.StringArray | None]:
+    """A block's line count, fast lines (mask) and their base rows, and its lines when
+    some are not fast (else None)."""
+    got = lay.block(data, day, site, file, schema) if lay.block else None
+    if got is None:
+        lines = block_lines(data)
+        return len(lines), *_fast_block(lay, Fields(lines), day, site, file, schema), lines
+    count, fast, t = got
+    return count, fast, t, block_lines(data) if t.num_rows < count else None
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process's threads for a file's blocks (READ_THREADS): a file alone in its task
+    (a day's one MDS file) uses both cores."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lassi-blocks"))
+    return _POOL[0]
 
 
 # --------------------------------------------------------------------------- deltas

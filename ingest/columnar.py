@@ -138,14 +138,14 @@ def balanced_block_chars(path: str | Path) -> int:
 
 
 def parsed_blocks(path: str | Path, parse: Callable[[pa.StringArray], T],
-                  pool: ThreadPoolExecutor) -> list[T]:
-    """`parse` of each block of the file's lines, in order, READ_THREADS blocks at once
-    (Arrow's kernels run outside the GIL). NotFast when the file cannot be read to its
-    end."""
+                  pool: ThreadPoolExecutor, as_lines: bool = True) -> list[T]:
+    """`parse` of each block of the file's lines (or, not `as_lines`, of its bytes), in
+    order, READ_THREADS blocks at once (Arrow's kernels and numpy's run outside the GIL).
+    NotFast when the file cannot be read to its end."""
     ahead: deque[Future] = deque()
     out = []
     for data in raw_blocks(path, balanced_block_chars(path)):   # split in the pool too
-        ahead.append(pool.submit(lambda d: parse(block_lines(d)), data))
+        ahead.append(pool.submit(lambda d: parse(block_lines(d) if as_lines else d), data))
         if len(ahead) >= READ_THREADS:
             out.append(ahead.popleft().result())
     out += [f.result() for f in ahead]

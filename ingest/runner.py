@@ -244,17 +244,20 @@ def _task_json(task: BeaconTask) -> list:
 
 
 def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool,
-                  files: ParquetFolder | None, seeds: SeedStore | None):
+                  files: ParquetFolder | None, seeds: SeedStore | None,
+                  on_driver: bool = False):
     """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
     task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
     Python object per row for the columnar parsers, one Arrow conversion per file for the
     others), or with `files` write the rows as Parquet there and emit the rest. A file's
     stats carry its task, so its quarantine can be parsed again (`only_quarantine`: no
-    rows). `seeds`: the counter layer's store of delta seeds, or None."""
+    rows). `seeds`: the counter layer's store of delta seeds, or None. `on_driver`: run by
+    the driver (its objects are not frozen out of the collector)."""
     from lassi.ingest.columnar import row_schema, rows_table
 
     rows_schema = row_schema(table)
-    freeze_imports()
+    if not on_driver:
+        freeze_imports()
     sink = None if files is None or only_quarantine else files.sink(rows_schema)
     wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
                       pa.field("aux", pa.string())])
@@ -293,6 +296,9 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
         sink.close()
 
 
+DRIVER_BYTES = 64 << 20        # one bin this small is parsed by the driver (`_written`)
+
+
 def _task_bins(spark: SparkSession, tasks: list[BeaconTask]) -> list[str]:
     """The tasks in `_bin_count` bins of about equal bytes, each as JSON."""
     sizes = [_size(t) for t in tasks]
@@ -319,20 +325,24 @@ def _written(spark: SparkSession, site: Site, table: str, parse: Callable,
     """Parse `tasks` on the executors, which write the rows as Parquet files under `files`
     themselves: one plain Spark job (no DataFrame of wire rows to plan, observe and
     write to `noop`, ~0.2-0.3 s a layer), giving one accounting summary per bin
-    (`_bin_summary`)."""
+    (`_bin_summary`). Tasks that make one bin of at most DRIVER_BYTES (a day's one small
+    MDS file) are parsed by the driver instead: the job would run them as one task on one
+    core, after ~0.1 s of its own."""
     bins = _task_bins(spark, tasks)
+    if len(bins) == 1 and sum(_size(t) for t in tasks) <= DRIVER_BYTES:
+        return [_bin_summary(bins, table, parse, site, files, seeds, on_driver=True)]
     return spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(
         lambda it: [_bin_summary(it, table, parse, site, files, seeds)]).collect()
 
 
 def _bin_summary(bins, table: str, parse: Callable, site: Site, files: ParquetFolder,
-                 seeds: SeedStore | None) -> dict:
+                 seeds: SeedStore | None, on_driver: bool = False) -> dict:
     """Executor side of `_written`: the line counts of the bins' files summed, their extra
     counts summed, and the tasks of the files with quarantined lines (parsed again for
     their quarantine: the parsers are deterministic)."""
     batch = pa.record_batch([pa.array(list(bins), pa.string())], names=["tasks"])
     out: dict = {c: 0 for c in _COUNTS} | {"extra": {}, "redo": []}
-    for b in _wire_batches([batch], table, parse, site, False, files, seeds):
+    for b in _wire_batches([batch], table, parse, site, False, files, seeds, on_driver):
         side = pc.equal(b.column(0), "s")
         for st in map(json.loads, pc.filter(b.column(b.num_columns - 1), side).to_pylist()):
             for c in _COUNTS:

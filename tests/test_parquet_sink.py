@@ -1,6 +1,7 @@
 """The executors' own Parquet files (lassi.ingest.parquet_sink) against Spark's writer: the
-day split, buffering, a failed task attempt, and the same tables either way for Lustre
-statistics over midnight and every Beacon layer."""
+day split, buffering, a failed task attempt, and the same tables either way (and with a
+single small bin parsed by the driver or by a Spark task) for Lustre statistics over
+midnight and every Beacon layer."""
 
 from __future__ import annotations
 
@@ -72,11 +73,14 @@ def test_rows_without_a_time_are_refused(tmp_path):
 
 
 # --- Spark's writer and the executors' files give the same tables -----------------------------
-def _both_ways(spark, tmp_path: Path, build) -> tuple[Warehouse, Warehouse]:
+def _both_ways(spark, tmp_path: Path, build, monkeypatch) -> tuple[Warehouse, ...]:
     """`build()` (an IngestResult of executor-parsed rows) written by Spark's writer into
-    warehouse `spark/` and as the executors' own files into `files/`; the same accounting."""
+    warehouse `spark/`, as the executors' own files into `files/` (a single small bin parsed
+    by the driver, `runner.DRIVER_BYTES`) and into `job/` (every bin a Spark task); the same
+    accounting."""
     out, stats = [], []
-    for name in ("spark", "files"):
+    for name in ("spark", "files", "job"):
+        monkeypatch.setattr(runner, "DRIVER_BYTES", -1 if name == "job" else 64 << 20)
         wh = Warehouse(spark, str(tmp_path / name))
         part = build()
         [t] = part.tables
@@ -86,42 +90,47 @@ def _both_ways(spark, tmp_path: Path, build) -> tuple[Warehouse, Warehouse]:
             wh.write_files(t.rows.write_files, t.table, t.dates)
         stats.append(writer.finished(part).stats)
         out.append(wh)
-    assert stats[0] == stats[1] and stats[0].rows > 0
-    return out[0], out[1]
+    assert stats[0] == stats[1] == stats[2] and stats[0].rows > 0
+    return tuple(out)
 
 
-def _same(a: Warehouse, b: Warehouse, table: str, days: int) -> None:
+def _same(a: Warehouse, *others: Warehouse, table: str, days: int) -> None:
     from pyspark.testing import assertDataFrameEqual
 
-    assert a.dates(table) == b.dates(table) and len(a.dates(table)) == days
-    assertDataFrameEqual(a.read(table), b.read(table))
-    assert not (Path(b.root) / "_staging").exists() or not any(
-        (Path(b.root) / "_staging").rglob("*.parquet"))
+    for b in others:
+        assert a.dates(table) == b.dates(table) and len(a.dates(table)) == days
+        assertDataFrameEqual(a.read(table), b.read(table))
+        assert not (Path(b.root) / "_staging").exists() or not any(
+            (Path(b.root) / "_staging").rglob("*.parquet"))
 
 
-def test_lustre_captures_over_midnight_either_way(spark, archer_day, tmp_path):
+def test_lustre_captures_over_midnight_either_way(spark, archer_day, tmp_path, monkeypatch):
     """One server's captures of the shared ARCHER day with the next day's first ones: rows
     on two dates."""
     site = load_site("archer", nodes=archer_day.nodes)
     server = sorted((archer_day.raw / "lustre").glob("*-oss*"))[0]
     tasks = [(str(f), None, None) for f in sorted(server.iterdir())]
     assert len(tasks) == 2
-    a, b = _both_ways(spark, tmp_path, lambda: runner._parse_parallel(
+    whs = _both_ways(spark, tmp_path, lambda: runner._parse_parallel(
         spark, site, "lustre", "raw_lustre_stats", runner._parse_lustre, tasks,
-        "snapshot_time", None))
-    _same(a, b, "raw_lustre_stats", days=2)
+        "snapshot_time", None), monkeypatch)
+    _same(*whs, table="raw_lustre_stats", days=2)
 
 
-def test_every_beacon_layer_either_way(spark, tmp_path):
-    """The hand-made Beacon day of test_beacon_ingest (a seed, bad lines, lists, maps)."""
+def test_every_beacon_layer_either_way(spark, tmp_path, monkeypatch):
+    """The hand-made Beacon day of test_beacon_ingest (a seed, bad lines, lists, maps); its
+    one-file layers are parsed by the driver or by a Spark task."""
     from tests.test_beacon_ingest import D, _hand_raw
 
     site = load_site("taihulight")
     _hand_raw(tmp_path / "raw")
+    single = 0
     for layer, (table, _) in runner.BEACON.items():
         files = sorted((tmp_path / "raw" / "beacon" / layer).rglob(f"{D}.log*"))
         tasks = runner.beacon_tasks(files, D)
-        a, b = _both_ways(spark, tmp_path / layer,
-                          lambda tasks=tasks, layer=layer: runner._parse_layer(
-                              spark, site, layer, tasks))
-        _same(a, b, table, days=1)
+        single += len(runner._task_bins(spark, tasks)) == 1
+        whs = _both_ways(spark, tmp_path / layer,
+                         lambda tasks=tasks, layer=layer: runner._parse_layer(
+                             spark, site, layer, tasks), monkeypatch)
+        _same(*whs, table=table, days=1)
+    assert single >= 2
