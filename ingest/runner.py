@@ -191,6 +191,12 @@ def _size(task: BeaconTask) -> int:
         return 1
 
 
+def _text_size(task: BeaconTask) -> int:
+    """`_size`, as text: a gzip file counts ten times its bytes (the driver's bound on
+    what it parses itself, `DRIVER_BYTES`)."""
+    return _size(task) * (10 if task[0].endswith(".gz") else 1)
+
+
 def _byte_size(text: str) -> int:
     """Bytes of a Spark size setting (`134217728b`, `128m`, `1g`)."""
     m = re.fullmatch(r"(\d+)\s*([kmgtp]?)i?b?", text.strip().lower())
@@ -296,7 +302,7 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
         sink.close()
 
 
-DRIVER_BYTES = 64 << 20        # one bin this small is parsed by the driver (`_written`)
+DRIVER_BYTES = 64 << 20        # one bin of this much text is parsed by the driver (`_written`)
 
 
 def _task_bins(spark: SparkSession, tasks: list[BeaconTask]) -> list[str]:
@@ -329,7 +335,7 @@ def _written(spark: SparkSession, site: Site, table: str, parse: Callable,
     MDS file) are parsed by the driver instead: the job would run them as one task on one
     core, after ~0.1 s of its own."""
     bins = _task_bins(spark, tasks)
-    if len(bins) == 1 and sum(_size(t) for t in tasks) <= DRIVER_BYTES:
+    if len(bins) == 1 and sum(_text_size(t) for t in tasks) <= DRIVER_BYTES:
         return [_bin_summary(bins, table, parse, site, files, seeds, on_driver=True)]
     return spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(
         lambda it: [_bin_summary(it, table, parse, site, files, seeds)]).collect()
