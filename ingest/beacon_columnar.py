@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -260,15 +261,12 @@ def _block_rows(lay: Layout, data: bytes | bytearray, day: date | None, site: Si
     return count, fast, t, block_lines(data) if t.num_rows < count else None
 
 
-_POOL: list[ThreadPoolExecutor] = []
-
-
+@cache
 def _pool() -> ThreadPoolExecutor:
-    """The process's threads for a file's blocks (READ_THREADS): a file alone in its task
-    (a day's one MDS file) uses both cores."""
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lassi-blocks"))
-    return _POOL[0]
+    """The process's threads for a file's blocks (READ_THREADS), made at first use (in the
+    Python worker, never before its fork): a file alone in its task (a day's one MDS
+    file) uses both cores."""
+    return ThreadPoolExecutor(READ_THREADS, thread_name_prefix="lassi-blocks")
 
 
 # --------------------------------------------------------------------------- deltas
