@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from lassi.ingest.arrow_bytes import every
 
 PAD = 32                        # zero bytes before and after a block (a word read near
                                 # either end, or a time of up to 32 bytes, stays inside)
@@ -145,11 +146,11 @@ def _eight_digits(word: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def strings_at(lines: ByteLines, starts: np.ndarray, ends: np.ndarray) -> pa.StringArray:
     """The texts `buf[starts[i]:ends[i]]` (in buffer order, none overlapping) as Arrow
-    strings, copied once."""
+    strings, copied once (cut as `arrow_bytes.cut_pieces` cuts a string array)."""
     if not len(starts):
         return pa.array([], pa.string())
     bounds = np.empty(2 * len(starts), np.int32)
     bounds[0::2], bounds[1::2] = starts, ends       # text, gap, text, gap, ..., text
     spans = pa.StringArray.from_buffers(len(bounds) - 1, pa.py_buffer(bounds),
                                         pa.py_buffer(lines.buf))
-    return spans.take(pa.array(np.arange(0, len(bounds) - 1, 2)))
+    return every(spans, 2, 0)

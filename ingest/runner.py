@@ -23,7 +23,7 @@ import datetime as dt
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -249,22 +249,34 @@ def _task_json(task: BeaconTask) -> list:
     return [f, prev, day and str(day)]
 
 
+def _parsed_files(bins: Iterable[str], parse: Callable, site: Site,
+                  seeds: SeedStore | None) -> Iterator[tuple[Any, list]]:
+    """Parse the files of each task bin (JSON) with the task-list parser `parse`: per call
+    of it, (rows, [(task, quarantined lines, ParseStats)]). `seeds`: the counter layer's
+    store of delta seeds, or None."""
+    for tasks in bins:
+        todo = [(f, prev, day and dt.date.fromisoformat(day))
+                for f, prev, day in json.loads(tasks)]
+        yield from (parse(todo, site) if seeds is None else parse(todo, site, seeds=seeds))
+
+
+def _arrow_rows(rows: Any, schema: pa.Schema) -> pa.Table:
+    """A parser's rows (a table of the row schema, or dicts) as an Arrow table."""
+    from lassi.ingest.columnar import rows_table
+
+    return rows if isinstance(rows, pa.Table) else rows_table(rows, schema)
+
+
 def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarantine: bool,
-                  files: ParquetFolder | None, seeds: SeedStore | None,
-                  on_driver: bool = False):
-    """Executor side (`mapInArrow`): parse the files of each task bin (JSON) with the
-    task-list parser `parse`; emit rows, quarantine and stats as Arrow wire batches (no
-    Python object per row for the columnar parsers, one Arrow conversion per file for the
-    others), or with `files` write the rows as Parquet there and emit the rest. A file's
-    stats carry its task, so its quarantine can be parsed again (`only_quarantine`: no
-    rows). `seeds`: the counter layer's store of delta seeds, or None. `on_driver`: run by
-    the driver (its objects are not frozen out of the collector)."""
-    from lassi.ingest.columnar import row_schema, rows_table
+                  seeds: SeedStore | None):
+    """Executor side (`mapInArrow`): `_parsed_files` of the task bins; emit rows, quarantine
+    and stats as Arrow wire batches (no Python object per row for the columnar parsers,
+    one Arrow conversion per file for the others). A file's stats carry its task, so its
+    quarantine can be parsed again (`only_quarantine`: no rows)."""
+    from lassi.ingest.columnar import row_schema
 
     rows_schema = row_schema(table)
-    if not on_driver:
-        freeze_imports()
-    sink = None if files is None or only_quarantine else files.sink(rows_schema)
+    freeze_imports()
     wire = pa.schema([pa.field("tag", pa.string()), *rows_schema,
                       pa.field("aux", pa.string())])
 
@@ -274,32 +286,22 @@ def _wire_batches(batches, table: str, parse: Callable, site: Site, only_quarant
              *[pa.nulls(len(aux), f.type) for f in rows_schema], pa.array(aux, pa.string())],
             schema=wire)
 
-    for batch in batches:
-        for tasks in batch.column(0).to_pylist():
-            todo = [(f, prev, day and dt.date.fromisoformat(day))
-                    for f, prev, day in json.loads(tasks)]
-            for rows, parsed in (parse(todo, site) if seeds is None
-                                 else parse(todo, site, seeds=seeds)):
-                for _, qs, _ in parsed:
-                    if qs:
-                        yield side("q", [json.dumps({"source": q.source, "file": q.file,
-                                                     "line_no": q.line_no, "raw": q.raw,
-                                                     "reason": q.reason}) for q in qs])
-                if only_quarantine:
-                    continue
-                t = rows if isinstance(rows, pa.Table) else rows_table(rows, rows_schema)
-                if sink is not None:
-                    sink.add(t)
-                for b in [] if sink is not None else t.to_batches():
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
-                         pa.nulls(b.num_rows, pa.string())], schema=wire)
-                yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
-                                             "extra": st.extra,
-                                             "task": json.dumps(_task_json(task))})
-                                 for task, _, st in parsed])
-    if sink is not None:
-        sink.close()
+    bins = (tasks for batch in batches for tasks in batch.column(0).to_pylist())
+    for rows, parsed in _parsed_files(bins, parse, site, seeds):
+        for _, qs, _ in parsed:
+            if qs:
+                yield side("q", [json.dumps({"source": q.source, "file": q.file,
+                                             "line_no": q.line_no, "raw": q.raw,
+                                             "reason": q.reason}) for q in qs])
+        if only_quarantine:
+            continue
+        for b in _arrow_rows(rows, rows_schema).to_batches():
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(["r"] * b.num_rows, pa.string()), *b.columns,
+                 pa.nulls(b.num_rows, pa.string())], schema=wire)
+        yield side("s", [json.dumps({**{c: getattr(st, c) for c in _COUNTS},
+                                     "extra": st.extra, "task": json.dumps(_task_json(task))})
+                         for task, _, st in parsed])
 
 
 DRIVER_BYTES = 64 << 20        # one bin of this much text is parsed by the driver (`_written`)
@@ -321,7 +323,7 @@ def _wire(spark: SparkSession, site: Site, table: str, parse: Callable,
     inp = spark.createDataFrame(spark.sparkContext.parallelize(jobs, len(jobs)),
                                 "tasks string")
     return inp.mapInArrow(
-        lambda it: _wire_batches(it, table, parse, site, only_quarantine, None, seeds),
+        lambda it: _wire_batches(it, table, parse, site, only_quarantine, seeds),
         _wire_schema(table))
 
 
@@ -337,28 +339,36 @@ def _written(spark: SparkSession, site: Site, table: str, parse: Callable,
     bins = _task_bins(spark, tasks)
     if len(bins) == 1 and sum(_text_size(t) for t in tasks) <= DRIVER_BYTES:
         return [_bin_summary(bins, table, parse, site, files, seeds, on_driver=True)]
-    return spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(
-        lambda it: [_bin_summary(it, table, parse, site, files, seeds)]).collect()
+    return spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(   # a summary per
+        lambda it: [_bin_summary(it, table, parse, site, files, seeds)]).collect()  # bin, no row
 
 
-def _bin_summary(bins, table: str, parse: Callable, site: Site, files: ParquetFolder,
-                 seeds: SeedStore | None, on_driver: bool = False) -> dict:
-    """Executor side of `_written`: the line counts of the bins' files summed, their extra
-    counts summed, and the tasks of the files with quarantined lines (parsed again for
-    their quarantine: the parsers are deterministic)."""
-    batch = pa.record_batch([pa.array(list(bins), pa.string())], names=["tasks"])
+def _bin_summary(bins: Iterable[str], table: str, parse: Callable, site: Site,
+                 files: ParquetFolder, seeds: SeedStore | None, on_driver: bool = False
+                 ) -> dict:
+    """Executor side of `_written`: `_parsed_files` of the bins, the rows written under
+    `files`; the files' line counts summed, their extra counts summed, and the tasks (JSON)
+    of the files with quarantined lines (parsed again for their quarantine: the parsers
+    are deterministic). `on_driver`: run by the driver (its objects are not frozen out of
+    the collector)."""
+    from lassi.ingest.columnar import row_schema
+
+    if not on_driver:
+        freeze_imports()
+    rows_schema = row_schema(table)
+    sink = files.sink(rows_schema)
     out: dict = {c: 0 for c in _COUNTS} | {"extra": {}, "redo": []}
-    for b in _wire_batches([batch], table, parse, site, False, files, seeds, on_driver):
-        side = pc.equal(b.column(0), "s")
-        for st in map(json.loads, pc.filter(b.column(b.num_columns - 1), side).to_pylist()):
+    for rows, parsed in _parsed_files(bins, parse, site, seeds):
+        sink.add(_arrow_rows(rows, rows_schema))
+        for task, _, st in parsed:
             for c in _COUNTS:
-                out[c] += st[c] or 0
-            for k, v in st["extra"].items():
+                out[c] += getattr(st, c)
+            for k, v in st.extra.items():
                 out["extra"][k] = out["extra"].get(k, 0) + v
-            if st["lines_quarantined"]:
-                out["redo"].append(st["task"])
+            if st.lines_quarantined:
+                out["redo"].append(json.dumps(_task_json(task)))
+    sink.close()
     return out
-
 
 def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
                     tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None,
