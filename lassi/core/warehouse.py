@@ -101,6 +101,14 @@ def _conformed(df: DataFrame, table: str) -> DataFrame:
                        for f in schema.fields])
 
 
+def collected(df: DataFrame, table: str) -> pa.Table:
+    """A result that the site's configuration bounds (`Warehouse.write_collected`) as one
+    Arrow table of `table`'s declared schema."""
+    schema = schema_of(table)
+    return _conformed(df, table).toArrow().cast(
+        pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields]))
+
+
 class Warehouse:
     """Read and write the declared tables under one root URI.
 
@@ -272,9 +280,7 @@ class Warehouse:
         """`write` for a result that the site's configuration bounds, never its activity
         (a row per filesystem and hour, per filesystem and counter): collected as one Arrow
         table and written as `write_rows` does, without a Spark write job. Returns its rows."""
-        schema = schema_of(table)
-        rows = _conformed(df, table).toArrow().cast(
-            pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields]))
+        rows = collected(df, table)
         self.write_rows(rows, table, dates)
         return rows.num_rows
 

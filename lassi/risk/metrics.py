@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -17,9 +18,9 @@ from lassi.core.captures import register_launch_cells
 from lassi.core.config import Site
 from lassi.core.period import baseline_period, day_bounds
 from lassi.core.schemas import ALL_COUNTERS, schema_of
-from lassi.core.sqltext import sql
+from lassi.core.sqltext import double_literal, sql, string_literal
 from lassi.core.views import scoped
-from lassi.core.warehouse import Warehouse, days
+from lassi.core.warehouse import Warehouse, collected, days
 
 
 def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
@@ -63,21 +64,36 @@ def _positive_sum(ops: tuple[str, ...]) -> str:
 
 
 def app_hour_with_risk(wh: Warehouse, site: Site, date: dt.date, counts: DataFrame,
-                       base: DataFrame) -> DataFrame:
-    """Attach r_<op>, risk_oss, risk_mds and the ops metrics to the day's counters."""
+                       base: pa.Table) -> DataFrame:
+    """Attach r_<op>, risk_oss, risk_mds and the ops metrics to the day's counters, by
+    `base`: the day's fs_baseline rows (collected, a row per fs and op; not empty)."""
     counts.createOrReplaceTempView("app_hour_counts")
-    base.createOrReplaceTempView("fs_base")
     alpha = site.settings.thresholds.alpha
-    pivot = ",\n       ".join(
-        f"MAX(CASE WHEN op = '{c}' THEN mean END) AS mu_{c}, "
-        f"MAX(CASE WHEN op = '{c}' THEN std END) AS sd_{c}" for c in ALL_COUNTERS)
     risk_cols = ",\n         ".join(
         f"CASE WHEN b.sd_{c} > 0 THEN (c.{c} - {alpha} * b.mu_{c}) / b.sd_{c} ELSE 0.0 END "
         f"AS r_{c}" for c in ALL_COUNTERS)
     risk = site.settings.risk
-    return wh.spark.sql(sql("risk/app_hour", base_pivot=pivot, risk_cols=risk_cols,
-                            risk_oss=_positive_sum(risk.oss_ops),
+    return wh.spark.sql(sql("risk/app_hour", base_rows=_base_values(base),
+                            base_columns=", ".join(["fs", *(f"mu_{c}, sd_{c}"
+                                                            for c in ALL_COUNTERS)]),
+                            risk_cols=risk_cols, risk_oss=_positive_sum(risk.oss_ops),
                             risk_mds=_positive_sum(risk.mds_ops), date=date.isoformat()))
+
+
+def _base_values(base: pa.Table) -> str:
+    """fs_baseline rows as SQL VALUES rows, one per fs: fs, then mu_<op>, sd_<op> for
+    each of ALL_COUNTERS (NULL where the fs lacks the op)."""
+    stats: dict[str, dict[str, tuple]] = {}
+    for fs, op, mean, std in zip(*(base.column(c).to_pylist()
+                                   for c in ("fs", "op", "mean", "std")), strict=True):
+        stats.setdefault(fs, {})[op] = (mean, std)
+    rows = []
+    for fs, ops in stats.items():
+        values = [string_literal(fs)]
+        for c in ALL_COUNTERS:
+            values += [double_literal(v) for v in ops.get(c, (None, None))]
+        rows.append("(" + ", ".join(values) + ")")
+    return ",\n       ".join(rows)
 
 
 @scoped
@@ -92,12 +108,14 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
         wh.clear("app_hour", [date])
         return 0
     counts = app_hour_counts(wh, site, date).localCheckpoint()
-    base = fs_baseline(wh, site, date, counts).localCheckpoint()
-    wh.write_collected(base.selectExpr("*", f"DATE '{date.isoformat()}' AS date"),
-                       "fs_baseline", [date])                    # a row per fs and counter
-    out = app_hour_with_risk(wh, site, date, counts, base).localCheckpoint()
-    wh.write(out, "app_hour", [date])
-    return out.count()
+    base = collected(fs_baseline(wh, site, date, counts)
+                     .selectExpr("*", f"DATE '{date.isoformat()}' AS date"), "fs_baseline")
+    wh.write_rows(base, "fs_baseline", [date])                  # a row per fs and counter
+    if not base.num_rows:                  # no counters today nor in the earlier days
+        wh.clear("app_hour", [date])
+        return 0
+    wh.write(app_hour_with_risk(wh, site, date, counts, base), "app_hour", [date])
+    return counts.count()               # app_hour: a row per counts row (every fs has a base)
 
 
 @scoped

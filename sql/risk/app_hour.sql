@@ -1,11 +1,12 @@
 -- app_hour with LASSi risk and ops metrics (DESIGN.md "Key definitions").
--- Inputs: views `app_hour_counts` (this day's counters) and `fs_base` (fs_baseline rows of
--- this day, one per fs and op). Parameters: base_pivot, risk_cols (r_x per op),
--- risk_oss, risk_mds (sums of positive r_x over the configured op sets), date.
+-- Input: view `app_hour_counts` (this day's counters). Parameters: base_rows (this day's
+-- fs_baseline pivoted to a row per fs: fs, mu_<op>, sd_<op>, as VALUES rows: a literal
+-- table, the few filesystems the site configures), base_columns (their names), risk_cols
+-- (r_x per op), risk_oss, risk_mds (sums of positive r_x over the configured op sets), date.
 -- r_x = (x - alpha * mu_x) / sigma_x; 0 where sigma_x is 0 or undefined (one row).
 -- read_kb_ops = read_ops * 1024 / read_kb (1 is optimal: 1 MiB per op), null with no data.
 WITH base AS (
-  SELECT fs, ${base_pivot} FROM fs_base GROUP BY fs
+  SELECT * FROM VALUES ${base_rows} AS b(${base_columns})
 ),
 risk AS (
   SELECT c.*, ${risk_cols}

@@ -32,7 +32,7 @@ span AS (            -- per launch, its seconds as µs (a launch still running: 
   FROM app_launch GROUP BY app_id
 ),
 slots AS (           -- the windows of each shared cell inside its launch's first..last
-  SELECT s.app_id, s.node, slot, t.t0, t.t1
+  SELECT s.app_id, s.node, s.hour, slot, t.t0, t.t1
   FROM shared s JOIN span t ON t.app_id = s.app_id
   LATERAL VIEW explode(sequence(
       GREATEST(CAST(CEIL(unix_seconds(s.hour) / ${window_s}) * ${window_s} AS BIGINT),
@@ -40,14 +40,17 @@ slots AS (           -- the windows of each shared cell inside its launch's firs
       LEAST(unix_seconds(s.hour) + 3599, unix_seconds(s.last_window)),
       CAST(${window_s} AS BIGINT))) x AS slot
 ),
-weighed AS (
+weighed AS (       -- a slot lies in its cell's hour: (node, hour, slot) is (node, slot),
+                   -- and rows already hashed by (node, hour) need no second shuffle
   SELECT app_id, node, slot,
          CAST(GREATEST(LEAST(t1, (slot + ${window_s}) * 1000000) - GREATEST(t0, slot * 1000000),
                        1) AS DOUBLE) AS weight,
-         COUNT(*) OVER (PARTITION BY node, slot) AS claims
+         COUNT(*) OVER (PARTITION BY node, hour, slot) AS claims,
+         SUM(CAST(GREATEST(LEAST(t1, (slot + ${window_s}) * 1000000)
+                           - GREATEST(t0, slot * 1000000), 1) AS DOUBLE))
+           OVER (PARTITION BY node, hour, slot) AS claimed
   FROM slots
 )
-SELECT app_id, node, timestamp_seconds(slot) AS window_start,
-       weight / SUM(weight) OVER (PARTITION BY node, slot) AS share
+SELECT app_id, node, timestamp_seconds(slot) AS window_start, weight / claimed AS share
 FROM weighed
 WHERE claims > 1
