@@ -42,15 +42,13 @@ slots AS (           -- the windows of each shared cell inside its launch's firs
 ),
 weighed AS (       -- a slot lies in its cell's hour: (node, hour, slot) is (node, slot),
                    -- and rows already hashed by (node, hour) need no second shuffle
-  SELECT app_id, node, slot,
+  SELECT app_id, node, hour, slot,
          CAST(GREATEST(LEAST(t1, (slot + ${window_s}) * 1000000) - GREATEST(t0, slot * 1000000),
                        1) AS DOUBLE) AS weight,
-         COUNT(*) OVER (PARTITION BY node, hour, slot) AS claims,
-         SUM(CAST(GREATEST(LEAST(t1, (slot + ${window_s}) * 1000000)
-                           - GREATEST(t0, slot * 1000000), 1) AS DOUBLE))
-           OVER (PARTITION BY node, hour, slot) AS claimed
+         COUNT(*) OVER (PARTITION BY node, hour, slot) AS claims
   FROM slots
 )
-SELECT app_id, node, timestamp_seconds(slot) AS window_start, weight / claimed AS share
+SELECT app_id, node, timestamp_seconds(slot) AS window_start,
+       weight / SUM(weight) OVER (PARTITION BY node, hour, slot) AS share
 FROM weighed
 WHERE claims > 1
