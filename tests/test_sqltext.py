@@ -19,5 +19,8 @@ def test_literals_read_back_as_written(spark):
     got = [row[f"d{i}"] for i in range(len(DOUBLES))]
     assert got == DOUBLES and all(isinstance(v, float) for v in got)
     assert row["missing"] is None
-    assert math.copysign(1.0, spark.sql(f"SELECT {double_literal(-0.0)} AS z")
-                         .collect()[0]["z"]) == -1.0
+    special = spark.sql(f"SELECT {double_literal(-0.0)} AS z, {double_literal(math.inf)} AS i, "
+                        f"{double_literal(-math.inf)} AS j, {double_literal(math.nan)} AS n"
+                        ).collect()[0]
+    assert math.copysign(1.0, special["z"]) == -1.0
+    assert (special["i"], special["j"]) == (math.inf, -math.inf) and math.isnan(special["n"])
