@@ -12,7 +12,6 @@ import datetime as dt
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from lassi.core.captures import register_launch_cells
 from lassi.core.config import Site
@@ -27,15 +26,14 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     """The day's app_hour counters (no risks yet), one row per (launch, fs, hour)."""
     register_launch_cells(wh, site, date)
     wh.read("node_window", [date]).createOrReplaceTempView("nw")
-    jw = wh.read("job_window", [date]).filter(F.col("id_kind") == "job")
-    (jw.groupBy("job", "fs", "window_start").agg(*[F.sum(c).alias(c) for c in ALL_COUNTERS])
-     .createOrReplaceTempView("jw"))
+    wh.read("job_window", [date]).createOrReplaceTempView("job_window_in")
     # a launch's share of its job's windows, or of a node-window another launch also
     # covers (kB stay doubles, ops are rounded to counts; a share of 1 keeps the sums exact)
     shares = ",\n       ".join(f"SUM(w.{c} * w.share) AS {c}" if c.endswith("_kb") else
                                 f"CAST(ROUND(SUM(w.{c} * w.share)) AS BIGINT) AS {c}"
                                 for c in ALL_COUNTERS)
     return wh.spark.sql(sql("risk/steps/app_hour_counts", share_counters=shares,
+                            job_sums=", ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS),
                             window_s=site.window_s, day_end=day_bounds(date)[1],
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
 

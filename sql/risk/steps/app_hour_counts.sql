@@ -2,9 +2,9 @@
 -- a launch's job's own job_stats windows.
 -- Inputs: views `app_launch` (see risk/steps/app_launch.sql), `launch_cells` and
 -- `launch_claims` (risk/steps/launch_cells.sql and launch_claims.sql over it), `nw`
--- (node_window of the day) and `jw` (job_window of the day, ids that name a scheduler job,
--- summed per job, fs and window).
--- Parameters: share_counters, counter_names, window_s, day_end (epoch s).
+-- (node_window of the day) and `job_window_in` (job_window of the day).
+-- Parameters: share_counters, job_sums (SUM(x) AS x per counter), counter_names, window_s,
+-- day_end (epoch s).
 -- Each launch is exploded to node x hour (launch_cells); node_window joins on (node,
 -- hour) — an equi-join, never a range-only join — and keeps the windows inside the
 -- launch's first..last window.
@@ -20,7 +20,12 @@
 -- counts can differ from the job's by a unit per launch there). Where a launch's job has
 -- job_stats on a filesystem, they replace the node join's counters of that launch and
 -- filesystem (`attributed_by`); node_windows then counts job x window cells.
-WITH node_counts AS (
+WITH jw AS (          -- the job_window ids that name a scheduler job, per job, fs, window
+  SELECT job, fs, window_start, ${job_sums}
+  FROM job_window_in WHERE id_kind = 'job'
+  GROUP BY job, fs, window_start
+),
+node_counts AS (
   SELECT w.app_id, w.fs, w.hour,
          COUNT(*) AS node_windows,
          ${share_counters}
