@@ -64,6 +64,19 @@ def test_reading_an_empty_table_gives_its_schema(warehouse):
     assert df.count() == 0 and "read_kb" in df.columns and "date" in df.columns
 
 
+def test_a_table_reads_back_in_its_declared_columns_and_types(warehouse):
+    """read() selects nothing when the files give the declared order (the partition column
+    `date` last, as every table declares it): the frame has exactly the table's schema."""
+    from lassi.core.schemas import TABLES, schema_of
+
+    assert [t for t in TABLES if schema_of(t).fieldNames()[-1] != "date"] == []
+    warehouse.write_rows([q(1, D1), q(2, D2)], "quarantine")
+    for dates in (None, [D1], [D1, D2]):
+        df = warehouse.read("quarantine", dates)
+        assert [(f.name, f.dataType) for f in df.schema] == \
+            [(f.name, f.dataType) for f in schema_of("quarantine")]
+
+
 class _KilledMidSwap(Warehouse):
     """Dies after moving the old partition aside, before the new one is in place."""
 
