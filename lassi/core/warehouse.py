@@ -96,6 +96,9 @@ def _conformed(df: DataFrame, table: str) -> DataFrame:
     if missing:
         raise ValueError(f"{table}: rows lack columns {missing}")
     types = dict(df.dtypes)
+    if df.columns == schema.fieldNames() and all(
+            types[f.name] == f.dataType.simpleString() for f in schema.fields):
+        return df                   # already so: no select built a JVM call per column
     return df.select(*[F.col(f.name) if types[f.name] == f.dataType.simpleString()
                        else F.col(f.name).cast(f.dataType).alias(f.name)
                        for f in schema.fields])
