@@ -370,6 +370,7 @@ def _bin_summary(bins: Iterable[str], table: str, parse: Callable, site: Site,
     sink.close()
     return out
 
+
 def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, parse: Callable,
                     tasks: list[BeaconTask], time_col: str, owned: list[dt.date] | None,
                     seeds: SeedStore | None = None) -> IngestResult:
