@@ -10,7 +10,8 @@ Never a test: it prints figures and writes them to bench/results.json
             nowhere (`noop`)
   parquet   the same rows written as Parquet by Spark (no partitioning, no accounting)
   files     the executors write the rows' Parquet files themselves, per UTC day
-            (lassi.ingest.parquet_sink: what ingest does into a local warehouse)
+            (lassi.ingest.parquet_sink: what ingest does into a local warehouse; a
+            single small bin is parsed and written by the driver, `runner._written`)
   ingest    `ingest_source` end to end: partitioned atomic write, line accounting,
             quarantine, ingest_log and the forwarding/OST maps
 
@@ -67,7 +68,7 @@ def _warm(step, repeats: int = 2) -> float:
 
 def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
     """The five steps of one layer (see the module doc)."""
-    from lassi.ingest.runner import BEACON, _wire, ingest_source
+    from lassi.ingest.runner import BEACON, _wire, _written, ingest_source
 
     from lassi.core.warehouse import Warehouse
 
@@ -94,8 +95,7 @@ def measure(spark, site, raw: Path, source: str, scratch: Path) -> dict:
         stamps = tuple(f.name for f in schema_of(table).fields
                        if isinstance(f.dataType, TimestampType))
         spec = ParquetFolder(str(scratch / "files"), "ts", stamps, "zstd")
-        _wire(spark, site, table, parse, tasks, files=spec).write.format("noop") \
-            .mode("overwrite").save()
+        _written(spark, site, table, parse, tasks, spec, None)
 
     def ingest() -> None:
         shutil.rmtree(scratch / "wh", ignore_errors=True)

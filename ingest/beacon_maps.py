@@ -23,11 +23,9 @@ def fwd_map_rows(site: Site, date: dt.date) -> list[tuple]:
         return []
     peak = site.fwd_peak_bw
     fwd_ips = {f: site.fwd_ip(f) for f in site.fwd_nodes}
-    out = []
-    for node in site.compute_nodes:
-        fwd = site.fwd_of(node)
-        out.append((node, site.node_ip(node), fwd, fwd_ips[fwd], peak, date))
-    return out
+    return [(node, ip, fwd, fwd_ips[fwd], peak, date)
+            for node, ip, fwd in zip(site.compute_nodes, site.node_ips, site.node_fwds,
+                                     strict=True)]
 
 
 def ost_map_rows(site: Site, date: dt.date) -> list[tuple]:

@@ -385,14 +385,16 @@ def _parse_parallel(spark: SparkSession, site: Site, source: str, table: str, pa
     from pyspark.sql import functions as F
 
     obs = Observation(f"ingest {source}")
-    s = F.from_json("aux", _STATS)
-    is_s = F.col("tag") == "s"
     fields = [f for f in schema_of(table).fields if f.name != "date"]
     stamps = tuple(f.name for f in fields if isinstance(f.dataType, TimestampType))
 
     written: dict[str, list[dict]] = {}   # "bins": the executors' own files' accounting
 
     def observed() -> DataFrame:
+        # built here, not up front: a local warehouse never plans this frame, and these
+        # Columns cost ~8 ms of JVM calls a layer
+        s = F.from_json("aux", _STATS)
+        is_s = F.col("tag") == "s"
         return _wire(spark, site, table, parse, tasks, seeds=seeds).observe(
             obs, *[F.sum(F.when(is_s, s[c])).alias(c) for c in _COUNTS],
             F.collect_list(F.when(is_s & (F.size(s["extra"]) > 0), F.to_json(s["extra"])))

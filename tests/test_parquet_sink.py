@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lassi.ingest import runner, writer
+from lassi.ingest import parquet_sink, runner, writer
 from lassi.ingest.parquet_sink import US_PER_DAY, DaySink, ParquetFolder
 
 from lassi.core.config import load_site
@@ -63,6 +63,24 @@ def test_a_failed_attempt_leaves_no_rows_and_a_retry_replaces_them(tmp_path):
         sink.close()
     [only] = tmp_path.glob("date=*/*.parquet")
     assert pq.read_table(only).num_rows == 2
+
+
+def test_a_large_day_is_written_as_two_files_at_once(tmp_path, monkeypatch):
+    """More than ROWS_PER_FILE rows of a day: two files (lanes) written by two threads,
+    their rows in line order across the two; a small day stays one file."""
+    monkeypatch.setattr(parquet_sink, "ROWS_PER_FILE", 4)
+    sink = DaySink(ParquetFolder(str(tmp_path), "ts", ("ts",)), ROWS, part=2, attempt=0)
+    sink.BUFFER_ROWS = 7
+    sink.add(_rows([DAY] * 9))                    # flushed: 9 rows cut 5 + 4
+    sink.add(_rows([DAY, DAY, DAY + 1], start=9))  # at close: 2 rows, one file's worth
+    sink.close()
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.parquet"))
+    assert files == ["date=2018-02-25/part-00002-1.parquet", "date=2018-02-25/part-00002.parquet",
+                     "date=2018-02-26/part-00002.parquet"]
+    lanes = [pq.read_table(tmp_path / f).column("n").to_pylist() for f in files]
+    assert lanes == [[5, 6, 7, 8], [0, 1, 2, 3, 4, 9, 10], [11]]
+    assert [pq.ParquetFile(tmp_path / f).metadata.num_row_groups for f in files] == [1, 2, 1]
+    assert not list((tmp_path / "_tmp").rglob("*.parquet"))
 
 
 def test_rows_without_a_time_are_refused(tmp_path):

@@ -182,11 +182,17 @@ class Site:
         """Compute node name -> position (0-based)."""
         return {n: i for i, n in enumerate(self.compute_nodes)}
 
+    @cached_property
+    def node_ips(self) -> list[str]:
+        """IP addresses of all compute nodes, in nid order."""
+        c = self.data["compute"]
+        off, fmt = int(c.get("ip_offset", 0)), c["ip_format"]
+        return [fmt.format(hi=(i + off) // 256, lo=(i + off) % 256)
+                for i in range(len(self.compute_nodes))]
+
     def node_ip(self, node: str) -> str:
         """IP address of a compute node."""
-        c = self.data["compute"]
-        i = self.node_index[node] + int(c.get("ip_offset", 0))
-        return c["ip_format"].format(hi=i // 256, lo=i % 256)
+        return self.node_ips[self.node_index[node]]
 
     def node_nid(self, node: str) -> str:
         """Lustre NID of a compute node (Cray gni or o2ib on its IP)."""
@@ -220,10 +226,15 @@ class Site:
         n = math.ceil(len(self.compute_nodes) / int(f["nodes_per_fwd"]))
         return [f["name_format"].format(i) for i in range(n)]
 
+    @cached_property
+    def node_fwds(self) -> list[str]:
+        """The forwarding node of each compute node, in nid order."""
+        per = int(self.data["forwarding"]["nodes_per_fwd"])
+        return [self.fwd_nodes[i // per] for i in range(len(self.compute_nodes))]
+
     def fwd_of(self, node: str) -> str:
         """The forwarding node a compute node is statically mapped to."""
-        f = self.data["forwarding"]
-        return self.fwd_nodes[self.node_index[node] // int(f["nodes_per_fwd"])]
+        return self.node_fwds[self.node_index[node]]
 
     def fwd_ip(self, fwd: str) -> str:
         f = self.data["forwarding"]
