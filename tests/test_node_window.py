@@ -123,6 +123,22 @@ def test_node_window_hours_equal_truth(day):
             assert (got[h][c] if h in got else 0) == want[h][c], (h, c)
 
 
+def test_node_window_files_hold_their_rows_by_node_then_time(day):
+    """Every file of the partition is sorted by (node, window_start): the order the
+    attribution join probes in (Spark's partitioned write would drop a sort that does not
+    begin with `date`)."""
+    import pyarrow.parquet as pq
+
+    site, wh, _, _ = day
+    build_node_window(wh, site, DATE)
+    files = sorted((wh.local / "node_window" / f"date={DATE}").glob("*.parquet"))
+    assert files
+    for f in files:
+        t = pq.read_table(f, columns=["node", "window_start"]).to_pandas()
+        keys = list(zip(t["node"], t["window_start"], strict=True))
+        assert len(keys) > 1 and keys == sorted(keys)
+
+
 def test_app_hour_equals_truth(day):
     """Every (run, filesystem, hour) of the truth with I/O is one app_hour row, exactly."""
     _, wh, truth, _ = day
