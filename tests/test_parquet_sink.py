@@ -67,7 +67,7 @@ def test_a_failed_attempt_leaves_no_rows_and_a_retry_replaces_them(tmp_path):
 
 def test_a_large_day_is_written_as_two_files_at_once(tmp_path, monkeypatch):
     """More than ROWS_PER_FILE rows of a day: two files (lanes) written by two threads,
-    their rows in line order across the two; a small day stays one file."""
+    each in line order; a flush of fewer rows, or a small day, goes to one file."""
     monkeypatch.setattr(parquet_sink, "ROWS_PER_FILE", 4)
     sink = DaySink(ParquetFolder(str(tmp_path), "ts", ("ts",)), ROWS, part=2, attempt=0)
     sink.BUFFER_ROWS = 7
