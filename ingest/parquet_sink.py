@@ -8,7 +8,7 @@ swaps them in). The files hold the table's declared columns but `date` (the fold
 it), timestamps as UTC microseconds, as Spark writes them.
 
 Each task writes one file per UTC day of its rows, `date=YYYY-MM-DD/part-<task>.parquet`
-(a day of more than ROWS_PER_FILE rows: up to WRITE_THREADS files, `part-<task>-<k>` for
+(a flush of more than ROWS_PER_FILE rows: up to WRITE_THREADS files, `part-<task>-<k>` for
 the others, written at once), first under `_tmp/<attempt>/`, moved into place when the
 task has parsed everything, so a failed attempt leaves nothing in a `date=` folder and a
 retried or speculative one replaces the same files with the same rows.
@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lassi.core.frames import ROWS_PER_FILE, WRITE_THREADS, parquet_codec
+from lassi.core.frames import WRITE_THREADS, file_slices, parquet_codec
 
 US_PER_DAY = 86_400_000_000
 
@@ -103,19 +103,17 @@ class DaySink:
 
     def _flush(self, day: int) -> None:
         """Write a day's buffered rows: more than ROWS_PER_FILE are cut into up to
-        WRITE_THREADS slices, each appended to its own file (lane) by its own thread
+        WRITE_THREADS slices (`frames.file_slices`, as the driver's own writes cut them),
+        each appended to its own file (lane) by its own thread
         (encoding and compression run outside the GIL: the MDS bench day's 81k rows,
         54 -> 35 ms in its ingest)."""
         parts = self.buffers.pop(day, [])
         self.buffered.pop(day, None)
         if not parts:
             return
-        rows = pa.concat_tables(parts)
-        lanes = max(1, min(WRITE_THREADS, -(-rows.num_rows // ROWS_PER_FILE)))
-        step = -(-rows.num_rows // lanes)
-        slices = [(self._writer(day, lane), rows.slice(lane * step, step))
-                  for lane in range(lanes)]
-        if lanes == 1:
+        slices = [(self._writer(day, lane), t)
+                  for lane, t in enumerate(file_slices(pa.concat_tables(parts)))]
+        if len(slices) == 1:
             slices[0][0].write_table(slices[0][1])
             return
         if self.pool is None:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lassi.ingest import parquet_sink, runner, writer
+from lassi.ingest import runner, writer
 from lassi.ingest.parquet_sink import US_PER_DAY, DaySink, ParquetFolder
 
+from lassi.core import frames
 from lassi.core.config import load_site
 from lassi.core.warehouse import Warehouse
 
@@ -68,7 +69,7 @@ def test_a_failed_attempt_leaves_no_rows_and_a_retry_replaces_them(tmp_path):
 def test_a_large_day_is_written_as_two_files_at_once(tmp_path, monkeypatch):
     """More than ROWS_PER_FILE rows of a day: two files (lanes) written by two threads,
     each in line order; a flush of fewer rows, or a small day, goes to one file."""
-    monkeypatch.setattr(parquet_sink, "ROWS_PER_FILE", 4)
+    monkeypatch.setattr(frames, "ROWS_PER_FILE", 4)
     sink = DaySink(ParquetFolder(str(tmp_path), "ts", ("ts",)), ROWS, part=2, attempt=0)
     sink.BUFFER_ROWS = 7
     sink.add(_rows([DAY] * 9))                    # flushed: 9 rows cut 5 + 4

@@ -130,6 +130,14 @@ WRITE_THREADS = 2               # Parquet files written at once by the driver
 ROWS_PER_FILE = 50_000          # a date's rows per file before it is cut in several
 
 
+def file_slices(rows: pa.Table) -> list[pa.Table]:
+    """A day's rows cut into the files written at once: one slice up to ROWS_PER_FILE
+    rows, else up to WRITE_THREADS of about equal size (views, no copy)."""
+    k = max(1, min(WRITE_THREADS, -(-rows.num_rows // ROWS_PER_FILE)))
+    step = -(-rows.num_rows // k)
+    return [rows.slice(i * step, step) for i in range(k)]
+
+
 def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") -> None:
     """Rows with a `date` column (`arrow_table` of a warehouse schema) as Parquet files
     `folder/date=YYYY-MM-DD/part-0000k.parquet` without that column, as Spark's partitioned
@@ -146,9 +154,7 @@ def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") 
         part = Path(folder) / f"date={d.isoformat() if isinstance(d, dt.date) else d}"
         part.mkdir(parents=True, exist_ok=True)
         day = data if len(days) == 1 else data.filter(pc.equal(dates, pa.scalar(d, dates.type)))
-        k = max(1, min(WRITE_THREADS, -(-day.num_rows // ROWS_PER_FILE)))
-        step = -(-day.num_rows // k)
-        files += [(day.slice(i * step, step), part / f"part-{i:05d}.parquet") for i in range(k)]
+        files += [(t, part / f"part-{i:05d}.parquet") for i, t in enumerate(file_slices(day))]
     if len(files) == 1:
         pq.write_table(*files[0], compression=codec)
         return
