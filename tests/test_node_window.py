@@ -340,7 +340,7 @@ def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
     whose ends often fall in or exactly on the window the next one starts in."""
     import random
 
-    from lassi.core.captures import register_launch_cells
+    from lassi.core.captures import LAUNCH_CLAIMS, register_launch_cells
     from lassi.core.schemas import schema_of
     from lassi.core.warehouse import Warehouse
 
@@ -381,7 +381,47 @@ def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
     assert len(want) > 20                          # the draw does share windows
 
     register_launch_cells(wh, site, DATE)
+    # the columns a day without claims gets
+    assert ([(f.name, f.dataType) for f in spark.table("launch_claims").schema]
+            == [(f.name, f.dataType) for f in LAUNCH_CLAIMS])
     got = sorted((r["app_id"], r["node"], round((r["window_start"] - day0).total_seconds()),
                   r["share"]) for r in spark.table("launch_claims").collect())
     assert [g[:3] for g in got] == [x[:3] for x in want]
     assert [g[3] for g in got] == pytest.approx([x[3] for x in want], rel=1e-12)
+
+
+def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
+    """One job's second launch starts on the same nodes in the hour, but in the window
+    after the first one's last: no node-window is claimed twice, so `launch_claims` is an
+    empty relation the optimizer prunes (no query of its own), and each launch keeps its
+    windows whole in app_hour (counted by hand)."""
+    from lassi.core.captures import LAUNCH_CLAIMS, register_launch_cells
+    from lassi.core.schemas import schema_of
+    from lassi.core.warehouse import Warehouse
+    from lassi.risk.metrics import build_app_hour
+
+    site = load_site("archer", nodes=8)
+    w = site.window_s                                       # 180 s
+    t0 = dt.datetime(2017, 10, 10, 1, 0)
+    n0, n1 = site.compute_nodes[:2]
+    wins = [t0 + dt.timedelta(seconds=k * w) for k in range(6)]     # 01:00 .. 01:15
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    wh.write_rows([schema_row(schema_of("node_window"), node=n, fs="fs2", window_start=ws,
+                              window_s=w, **{c: (300.0 if c.endswith("_kb") else 30)
+                                             for c in ALL_COUNTERS}, resets=0, date=DATE)
+                   for n in (n0, n1) for ws in wins], "node_window", [DATE])
+    # A: 01:00:30-01:08:00 (windows 01:00-01:06), B: 01:09:10-01:18:00 (01:09-01:15)
+    wh.write_rows([schema_row(schema_of("app_run"), app_id=app, job_id="7.sdb", user="u1",
+                              exe="a.out", command="aprun ./a.out", nodes=[n0, n1], n_nodes=2,
+                              n_procs=48, start=t0 + dt.timedelta(seconds=a),
+                              end=t0 + dt.timedelta(seconds=b), source="alps", date=DATE)
+                   for app, a, b in (("A", 30, 480), ("B", 550, 1080))], "app_run", [DATE])
+    register_launch_cells(wh, site, DATE)
+    assert spark.table("launch_cells").filter("shared").count() == 0
+    claims = spark.table("launch_claims")
+    assert claims.schema == LAUNCH_CLAIMS
+    assert "LocalRelation <empty>" in claims._jdf.queryExecution().optimizedPlan().toString()
+    assert build_app_hour(wh, site, DATE) == 2
+    got = (wh.read("app_hour", [DATE]).toPandas().set_index("app_id"))
+    assert got.loc["A", "read_kb"] == 300.0 * 3 * 2 and got.loc["B", "read_kb"] == 300.0 * 3 * 2
+    assert list(got.loc[["A", "B"], "node_windows"]) == [6, 6]

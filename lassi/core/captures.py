@@ -13,11 +13,18 @@ import datetime as dt
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
 
 from lassi.core.config import Site
+from lassi.core.frames import empty_frame
 from lassi.core.period import MAX_RUN_DAYS, day_bounds
 from lassi.core.sqltext import sql
 from lassi.core.warehouse import Warehouse, days
+
+# launch_claims.sql's columns (a day without shared cells gets them with no rows)
+LAUNCH_CLAIMS = StructType([StructField("app_id", StringType()), StructField("node", StringType()),
+                            StructField("window_start", TimestampType()),
+                            StructField("share", DoubleType())])
 
 
 def capture_dates(date: dt.date) -> list[dt.date]:
@@ -72,13 +79,19 @@ def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:
     `app_launch` and `launch_cells` are materialised (local checkpoints: a job each, kept
     on the executors): the queries over them read them four times and more, and plan
     a short scan instead of their SQL each time (the dense ARCHER day's app_hour 3.7 ->
-    3.2 s, the demo day's 2.7 -> 1.8 s; README, Scale)."""
+    3.2 s, the demo day's 2.7 -> 1.8 s; README, Scale). On a day where no two cells meet
+    (`shared`), `launch_claims` is an empty relation the optimizer prunes from the joins
+    that read it, instead of a query of several small jobs."""
     launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
     wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
     wh.spark.sql(sql("risk/steps/app_launch")).localCheckpoint() \
         .createOrReplaceTempView("app_launch")
     start, end = day_bounds(date)
-    wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s, day_start=start,
-                     day_end=end)).localCheckpoint().createOrReplaceTempView("launch_cells")
+    cells = wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s,
+                             day_start=start, day_end=end)).localCheckpoint()
+    cells.createOrReplaceTempView("launch_cells")
+    if cells.filter("shared").isEmpty():         # no launches share a node-window
+        empty_frame(wh.spark, LAUNCH_CLAIMS).createOrReplaceTempView("launch_claims")
+        return
     wh.spark.sql(sql("risk/steps/launch_claims", window_s=site.window_s, day_end=end)) \
         .createOrReplaceTempView("launch_claims")

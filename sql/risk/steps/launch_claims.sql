@@ -9,7 +9,10 @@
 -- Only the (node, hour) cells whose first..last window range meets another cell's range
 -- are exploded to windows, so the view stays as small as the day's shared windows: one
 -- job's launches that follow each other on the same nodes share an hour but seldom a
--- window. In its (node, hour) ordered by first window, a cell meets an earlier cell iff the
+-- window. The cells looked at are those of the launches whose range meets another's on
+-- the node (`shared`, launch_cells.sql): every cell that meets another is one of them, and
+-- so is the cell it meets. In its (node, hour) ordered by first window, a cell meets an
+-- earlier cell iff the
 -- earlier cells' latest last window is >= its first, and a later cell iff the next cell's
 -- first window is <= its last. (Two ranges that meet and both reach the cell's hour meet
 -- inside it: intervals that meet pairwise share a point.)
@@ -19,7 +22,7 @@ WITH ordered AS (
                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_last,
          LEAD(first_window) OVER (PARTITION BY node, hour ORDER BY first_window, app_id)
            AS next_first
-  FROM launch_cells
+  FROM launch_cells WHERE shared
 ),
 shared AS (
   SELECT app_id, node, hour, first_window, last_window
