@@ -79,9 +79,10 @@ def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:
     `app_launch` and `launch_cells` are materialised (local checkpoints: a job each, kept
     on the executors): the queries over them read them four times and more, and plan
     a short scan instead of their SQL each time (the dense ARCHER day's app_hour 3.7 ->
-    3.2 s, the demo day's 2.7 -> 1.8 s; README, Scale). On a day where no two cells meet
-    (`shared`), `launch_claims` is an empty relation the optimizer prunes from the joins
-    that read it, instead of a query of several small jobs."""
+    3.2 s, the demo day's 2.7 -> 1.8 s; README, Scale). On a day where no launch's window
+    range meets another's on a node (no cell `shared`), `launch_claims` is an empty
+    relation the optimizer prunes from the joins that read it, instead of a query of
+    several small jobs."""
     launched = days(date - dt.timedelta(days=MAX_RUN_DAYS), date)
     wh.read("app_run", launched).createOrReplaceTempView("app_run_in")
     wh.spark.sql(sql("risk/steps/app_launch")).localCheckpoint() \
@@ -90,7 +91,7 @@ def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> None:
     cells = wh.spark.sql(sql("risk/steps/launch_cells", window_s=site.window_s,
                              day_start=start, day_end=end)).localCheckpoint()
     cells.createOrReplaceTempView("launch_cells")
-    if cells.filter("shared").isEmpty():         # no launches share a node-window
+    if cells.filter("shared").isEmpty():         # no node-window claimed twice
         empty_frame(wh.spark, LAUNCH_CLAIMS).createOrReplaceTempView("launch_claims")
         return
     wh.spark.sql(sql("risk/steps/launch_claims", window_s=site.window_s, day_end=end)) \

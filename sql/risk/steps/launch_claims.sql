@@ -12,10 +12,9 @@
 -- window. The cells looked at are those of the launches whose range meets another's on
 -- the node (`shared`, launch_cells.sql): every cell that meets another is one of them, and
 -- so is the cell it meets. In its (node, hour) ordered by first window, a cell meets an
--- earlier cell iff the
--- earlier cells' latest last window is >= its first, and a later cell iff the next cell's
--- first window is <= its last. (Two ranges that meet and both reach the cell's hour meet
--- inside it: intervals that meet pairwise share a point.)
+-- earlier cell iff the earlier cells' latest last window is >= its first, and a later
+-- cell iff the next cell's first window is <= its last. (Two ranges that meet and both
+-- reach the cell's hour meet inside it: intervals that meet pairwise share a point.)
 WITH ordered AS (
   SELECT app_id, node, hour, first_window, last_window,
          MAX(last_window) OVER (PARTITION BY node, hour ORDER BY first_window, app_id
