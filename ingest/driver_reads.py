@@ -16,6 +16,7 @@ import pyarrow as pa
 from lassi.ingest.alps import read_lines, unreadable
 from lassi.ingest.columnar import READ_THREADS, NotFast, parsed_blocks
 
+from lassi import ARROW_KEEPS_PAGES
 from lassi.core.quarantine import ParseStats, Quarantined
 
 T = TypeVar("T")
@@ -75,13 +76,18 @@ class FileReads:
 
 
 @contextmanager
-def system_allocator() -> Iterator[None]:
-    """Arrow allocates from the C library's malloc inside, not from its default mimalloc
-    pool (runner.ingest_scheduler: a reader's parse and write). The readers allocate and
-    free hundreds of MB per block; mimalloc gives the pages back to the system soon after
-    a free and faults them in again at the next block: PBS at site scale spent 0.15-0.44 s
-    in the kernel per pass for ~1 s of its own CPU, 0.05-0.26 s with malloc (README,
-    Scale). The previous pool comes back after."""
+def reader_allocator() -> Iterator[None]:
+    """Where a reader's Arrow buffers come from (runner.ingest_scheduler: a reader's parse
+    and write). The readers allocate and free hundreds of MB per block; mimalloc, Arrow's
+    default pool, gives the pages back to the system soon after a free and faults them in
+    again at the next block, unless told to keep them (`lassi.ARROW_KEEPS_PAGES`, set as
+    lassi loads). Kept: the default pool (PBS at site scale 0.61-0.68 -> 0.54-0.58 s, its
+    kernel time 0.15-0.25 -> 0.07-0.09 s; README, Scale). Otherwise the C library's malloc
+    (0.15-0.44 s in the kernel per PBS pass with a purging mimalloc, 0.05-0.26 s with
+    malloc), and the previous pool comes back after."""
+    if ARROW_KEEPS_PAGES:
+        yield
+        return
     previous = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:

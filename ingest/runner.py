@@ -54,7 +54,7 @@ from lassi.ingest.contract import (
     SourceRows,
     TableRows,
 )
-from lassi.ingest.driver_reads import system_allocator
+from lassi.ingest.driver_reads import reader_allocator
 from lassi.ingest.parquet_sink import ParquetFolder
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
@@ -525,7 +525,7 @@ def ingest_scheduler(spark: SparkSession, wh: Warehouse, site: Site, source: str
     """`scheduler_result` written: `app_run`, this source's quarantine and ingest_log rows
     of `date` (today when None; or handed to `ledger`)."""
     del spark
-    with system_allocator():                        # the parse's and the write's buffers
+    with reader_allocator():                        # the parse's and the write's buffers
         part = scheduler_result(site, source, files, date, primary, tz)
         return writer.write_ingest(wh, source, [part], date, ledger=ledger)
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from lassi.ingest import columnar, lwfs_client
 from lassi.ingest.columnar import row_schema, rows_table, utc_micros
-from lassi.ingest.driver_reads import system_allocator
+from lassi.ingest.driver_reads import reader_allocator
 from lassi.ingest.iso_times import read_iso
 
 from lassi.core.config import load_site
@@ -351,17 +351,46 @@ def test_driver_readers_cut_a_file_into_even_blocks(tmp_path, monkeypatch):
     assert columnar.balanced_block_chars(tmp_path / "absent") == 1000
 
 
-def test_driver_readers_allocate_from_malloc_and_give_the_pool_back():
-    """Inside `system_allocator` Arrow's buffers come from the C library's malloc; after
+def test_driver_readers_allocate_from_malloc_unless_mimalloc_keeps_its_pages(monkeypatch):
+    """Inside `reader_allocator` Arrow's buffers come from its default pool when mimalloc
+    keeps its pages (`lassi.ARROW_KEEPS_PAGES`), else from the C library's malloc; after
     it (also after an error) the pool is the one before."""
+    from lassi.ingest import driver_reads
+
     before = pa.default_memory_pool()
-    with system_allocator():
+    monkeypatch.setattr(driver_reads, "ARROW_KEEPS_PAGES", True)
+    with reader_allocator():
+        assert pa.default_memory_pool().backend_name == before.backend_name
+    monkeypatch.setattr(driver_reads, "ARROW_KEEPS_PAGES", False)
+    with reader_allocator():
         assert pa.default_memory_pool().backend_name == "system"
         assert pa.array(["x"] * 1000).buffers()[2] is not None
     assert pa.default_memory_pool().backend_name == before.backend_name
-    with pytest.raises(ValueError), system_allocator():
+    with pytest.raises(ValueError), reader_allocator():
         raise ValueError("a reader fails")
     assert pa.default_memory_pool().backend_name == before.backend_name
+
+
+@pytest.mark.parametrize(("first", "env", "want"), [
+    ("import lassi, pyarrow", None, "True -1"),
+    ("import pyarrow, lassi", None, "False -1"),       # mimalloc read its options already
+    ("import lassi, pyarrow", "10", "False 10"),       # the caller's setting stands
+])
+def test_lassi_tells_mimalloc_to_keep_its_pages_before_pyarrow_loads(first, env, want):
+    """`import lassi` sets MIMALLOC_PURGE_DELAY=-1 unless it is set, and says whether
+    mimalloc, which reads it once as pyarrow loads, got it (a fresh interpreter each)."""
+    import os
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+    if env is not None:
+        environ["MIMALLOC_PURGE_DELAY"] = env
+    code = (f"{first}; import os; print(lassi.ARROW_KEEPS_PAGES, "
+            "os.environ['MIMALLOC_PURGE_DELAY'])")
+    out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == want
 
 
 def test_take_ascending_equals_take():
