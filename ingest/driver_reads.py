@@ -81,10 +81,10 @@ def reader_allocator() -> Iterator[None]:
     and write). The readers allocate and free hundreds of MB per block; mimalloc, Arrow's
     default pool, gives the pages back to the system soon after a free and faults them in
     again at the next block, unless told to keep them (`lassi.ARROW_KEEPS_PAGES`, set as
-    lassi loads). Kept: the default pool (PBS at site scale 0.61-0.68 -> 0.54-0.58 s, its
-    kernel time 0.15-0.25 -> 0.07-0.09 s; README, Scale). Otherwise the C library's malloc
-    (0.15-0.44 s in the kernel per PBS pass with a purging mimalloc, 0.05-0.26 s with
-    malloc), and the previous pool comes back after."""
+    lassi loads). Kept: the default pool (the PBS parse at site scale in 0.45-0.52 s, 0.07-
+    0.09 s of it in the kernel, against 0.57-0.63 s and 0.15-0.23 s on malloc; README,
+    Scale). Otherwise the C library's malloc (a purging mimalloc was slower still), and
+    the previous pool comes back after."""
     if ARROW_KEEPS_PAGES:
         yield
         return
