@@ -29,7 +29,8 @@ on bench/cache/.lock). Phases:
             repetition's stage times (JVM start-up and class loading paid) are reported,
             and the median of the later ones (the JIT compiler done) beside them
   report    `lassi report daily`
-  duckdb    bench/references.py duckdb  (same Parquet, same outputs as app_hour + fs_hour)
+  duckdb    bench/references.py duckdb  (same Parquet, same outputs as app_hour + fs_hour;
+            three processes, the one of the median compute time counts)
   pandas    bench/references.py pandas
   (then, untimed: both references compared with Spark's app_hour and fs_hour)
 
@@ -76,6 +77,7 @@ LABEL = {"simulate": "simulate (not in the day)", "ingest": "ingest", "nw": "nod
 STAGES = ["app_hour", "fs_hour", "slowdown"]
 DAY_LIMIT_S, SPARK_VS_DUCKDB, DRIVER_LIMIT_MIB = 300.0, 3.0, 2048.0
 GROWTH = {2: 2.2, 4: 4.4}          # input factor -> largest allowed time factor
+REFERENCE_RUNS = 3                  # DuckDB's timed runs (the median one counts)
 BULKY = ("stdout_tail", "marks", "series", "series_columns")   # kept in the cache only
 STAGE_LINE = re.compile(r"^(\w+): (.*) for \d{4}-\d\d-\d\d \(([\d.]+) s\)$", re.M)
 
@@ -222,7 +224,26 @@ class Day:
             self.res["ingest"] = c
         for phase in self.PHASES[2:]:
             if phase in phases:
-                self.res[phase] = self.measure(phase, self.command(phase))
+                self.res[phase] = (self.median_run(phase) if phase == "duckdb"
+                                   else self.measure(phase, self.command(phase)))
+
+    def median_run(self, phase: str) -> dict:
+        """The phase's process run REFERENCE_RUNS times; the run of the median compute
+        seconds stands (its figures and `compute_runs_s`, every run's): DuckDB's one run
+        took twice its usual 1.0-1.3 s once (README, Scale, session 47), and a ratio
+        judged on one such run would say more about that moment than about Spark."""
+        runs = []
+        for _ in range(REFERENCE_RUNS):
+            res = self.measure(phase, self.command(phase))
+            m = re.search(r"^RESULT (.*)$", res.get("stdout_tail", ""), re.M)
+            if res.get("rc") != 0 or not m:
+                return res                                  # a failed run stands as it is
+            runs.append((json.loads(m.group(1))["compute_s"], res))
+        runs.sort(key=lambda run: run[0])
+        res = runs[len(runs) // 2][1]
+        res["compute_runs_s"] = [c for c, _ in runs]
+        (self.dir / f"{phase}.json").write_text(json.dumps(res, indent=1))
+        return res
 
     # --- figures ----------------------------------------------------------------------------
     def rows(self, table: str) -> int | None:
@@ -276,9 +297,11 @@ class Day:
                 m = re.search(r"^RESULT (.*)$", r[eng].get("stdout_tail", ""), re.M)
                 if m:
                     info = json.loads(m.group(1))
+                    runs = r[eng].get("compute_runs_s")
+                    of = f" (median of {', '.join(f'{c:.2f}' for c in runs)})" if runs else ""
                     r[eng].update(rows=info["app_hour_rows"], compute_s=info["compute_s"],
                                   launches=info.get("launches"),
-                                  note=f"app_hour rows; compute {info['compute_s']:.1f}s")
+                                  note=f"app_hour rows; compute {info['compute_s']:.1f}s{of}")
 
     def truth_check(self) -> dict | None:
         """app_hour against the simulator's truth (untimed): every (run, filesystem, hour)
