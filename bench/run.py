@@ -235,10 +235,10 @@ class Day:
         runs = []
         for _ in range(REFERENCE_RUNS):
             res = self.measure(phase, self.command(phase))
-            m = re.search(r"^RESULT (.*)$", res.get("stdout_tail", ""), re.M)
-            if res.get("rc") != 0 or not m:
+            info = reference_result(res)
+            if res.get("rc") != 0 or info is None:
                 return res                                  # a failed run stands as it is
-            runs.append((json.loads(m.group(1))["compute_s"], res))
+            runs.append((info["compute_s"], res))
         runs.sort(key=lambda run: run[0])
         res = runs[len(runs) // 2][1]
         res["compute_runs_s"] = [c for c, _ in runs]
@@ -294,9 +294,8 @@ class Day:
                                    else "FAILED: " + r["report"].get("error", "")[:80])
         for eng in ("duckdb", "pandas"):
             if eng in r:
-                m = re.search(r"^RESULT (.*)$", r[eng].get("stdout_tail", ""), re.M)
-                if m:
-                    info = json.loads(m.group(1))
+                info = reference_result(r[eng])
+                if info is not None:
                     runs = r[eng].get("compute_runs_s")
                     of = f" (median of {', '.join(f'{c:.2f}' for c in runs)})" if runs else ""
                     r[eng].update(rows=info["app_hour_rows"], compute_s=info["compute_s"],
@@ -464,6 +463,12 @@ def targets(big: Day, smaller: list[Day]) -> tuple[list[str], dict]:
         for other in [*smaller[1:], big]:
             out.append(_growth(base, other, res))
     return out, res
+
+
+def reference_result(res: dict) -> dict | None:
+    """The `RESULT {json}` line a references.py engine printed (None: none)."""
+    m = re.search(r"^RESULT (.*)$", res.get("stdout_tail", ""), re.M)
+    return json.loads(m.group(1)) if m else None
 
 
 def _vs_duckdb(big: Day, res: dict) -> list[str]:

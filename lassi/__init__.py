@@ -14,5 +14,5 @@ __version__ = "0.1.0"
 # ARROW_KEEPS_PAGES: whether it took effect here (not when pyarrow was loaded first, or
 # the variable says otherwise: the readers then allocate from the C library's malloc,
 # `lassi.ingest.driver_reads.reader_allocator`).
-ARROW_KEEPS_PAGES = "pyarrow" not in _sys.modules
-ARROW_KEEPS_PAGES &= _os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1") == "-1"
+_PURGE_DELAY = _os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
+ARROW_KEEPS_PAGES = _PURGE_DELAY == "-1" and "pyarrow" not in _sys.modules

@@ -8,6 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from lassi.core.config import load_site
 from lassi.core.schemas import ALL_COUNTERS
@@ -334,13 +335,18 @@ def test_launches_sharing_a_node_window_split_it_by_their_seconds(spark, tmp_pat
         assert hops.loc[app, "b"] == pytest.approx(300.0 * 1024 * windows * per_node), app
 
 
+# launch_claims' columns, on a day with claims and on one without
+CLAIMS_COLUMNS = [("app_id", T.StringType()), ("node", T.StringType()),
+                  ("window_start", T.TimestampType()), ("share", T.DoubleType())]
+
+
 def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
     """launch_claims (only the cells whose window ranges meet are exploded) equals every
     node-window's claims and shares enumerated in Python, on 60 random launches of 5 nodes
     whose ends often fall in or exactly on the window the next one starts in."""
     import random
 
-    from lassi.core.captures import LAUNCH_CLAIMS, register_launch_cells
+    from lassi.core.captures import register_launch_cells
     from lassi.core.schemas import schema_of
     from lassi.core.warehouse import Warehouse
 
@@ -381,9 +387,8 @@ def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
     assert len(want) > 20                          # the draw does share windows
 
     register_launch_cells(wh, site, DATE)
-    # the columns a day without claims gets
     assert ([(f.name, f.dataType) for f in spark.table("launch_claims").schema]
-            == [(f.name, f.dataType) for f in LAUNCH_CLAIMS])
+            == CLAIMS_COLUMNS)
     got = sorted((r["app_id"], r["node"], round((r["window_start"] - day0).total_seconds()),
                   r["share"]) for r in spark.table("launch_claims").collect())
     assert [g[:3] for g in got] == [x[:3] for x in want]
@@ -395,7 +400,7 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
     after the first one's last: no node-window is claimed twice, so `launch_claims` is an
     empty relation the optimizer prunes (no query of its own), and each launch keeps its
     windows whole in app_hour (counted by hand)."""
-    from lassi.core.captures import LAUNCH_CLAIMS, register_launch_cells
+    from lassi.core.captures import register_launch_cells
     from lassi.core.schemas import schema_of
     from lassi.core.warehouse import Warehouse
     from lassi.risk.metrics import build_app_hour
@@ -419,7 +424,8 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
     register_launch_cells(wh, site, DATE)
     assert spark.table("launch_cells").filter("shared").count() == 0
     claims = spark.table("launch_claims")
-    assert claims.schema == LAUNCH_CLAIMS
+    assert [(f.name, f.dataType) for f in claims.schema] == CLAIMS_COLUMNS
+    assert claims.count() == 0
     assert "LocalRelation <empty>" in claims._jdf.queryExecution().optimizedPlan().toString()
     assert build_app_hour(wh, site, DATE) == 2
     got = (wh.read("app_hour", [DATE]).toPandas().set_index("app_id"))
