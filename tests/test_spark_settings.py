@@ -14,3 +14,21 @@ def test_sessions_keep_their_generated_classes(spark):
     assert int(spark.conf.get("spark.sql.codegen.cache.maxEntries")) >= 2000
     assert not spark.conf.isModifiable("spark.sql.codegen.cache.maxEntries")
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+def test_the_driver_jvm_compiles_with_c2_at_three_times_its_thresholds(spark):
+    """The driver JVM that lassi starts runs with conf/spark-defaults.yaml's Java options:
+    C2's invocation thresholds at 3x HotSpot's defaults (5000, 600, 15000), read back from
+    the live JVM; the time zone option stays."""
+    from lassi.core.spark import _settings
+
+    options = _settings(None, False)["spark.driver.extraJavaOptions"].split()
+    assert options[0] == "-Duser.timezone=UTC"
+    jvm = spark._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+    got = {k: int(bean.getVMOption(k).getValue()) for k in
+           ("Tier4InvocationThreshold", "Tier4MinInvocationThreshold", "Tier4CompileThreshold")}
+    assert got == {"Tier4InvocationThreshold": 15000, "Tier4MinInvocationThreshold": 1800,
+                   "Tier4CompileThreshold": 45000}
+    assert jvm.java.lang.System.getProperty("user.timezone") == "UTC"
