@@ -335,6 +335,38 @@ def test_launches_sharing_a_node_window_split_it_by_their_seconds(spark, tmp_pat
         assert hops.loc[app, "b"] == pytest.approx(300.0 * 1024 * windows * per_node), app
 
 
+def test_app_launch_keeps_a_pbs_job_only_where_no_finer_row_shares_its_id(spark):
+    """app_launch: ALPS rows are launches and take user, project and job name from their
+    PBS job where their own are missing (the first non-null among the job's PBS rows); a
+    PBS job is a launch only when no finer row shares its job_id. Worked by hand."""
+    from lassi.core.schemas import schema_of
+    from lassi.core.sqltext import sql
+
+    t0 = dt.datetime(2017, 10, 10, 1, 0)
+
+    def run(app, job, source, user=None, project=None, name=None):
+        return schema_row(schema_of("app_run"), app_id=app, job_id=job, user=user,
+                          project=project, job_name=name, nodes=["nid00001"], n_nodes=1,
+                          start=t0, end=t0 + dt.timedelta(hours=1), source=source, date=DATE)
+
+    rows = [run("1.sdb", "1.sdb", "pbs", "pu", "pp", "pj"),
+            run("a1", "1.sdb", "alps", project="ap"),         # user, name from PBS job 1
+            run("a2", "1.sdb", "alps", "au", "ap2", "an"),    # its own all through
+            run("2.sdb", "2.sdb", "pbs", "qu", "qp", "qj"),   # no finer row: a launch
+            run("4.sdb", "4.sdb", "pbs", None, "rp", None),   # job 4's first PBS row...
+            run("4.sdb", "4.sdb", "pbs", "ru", None, None),   # ...and its second
+            run("a4", "4.sdb", "alps"),
+            run("a5", "5.sdb", "alps", "su")]                  # no PBS job: nothing to take
+    spark.createDataFrame(rows, schema_of("app_run")).createOrReplaceTempView("app_run_in")
+    got = {r.app_id: (r.job_id, r.user, r.project, r.job_name, r.source)
+           for r in spark.sql(sql("risk/steps/app_launch")).collect()}
+    assert got == {"a1": ("1.sdb", "pu", "ap", "pj", "alps"),
+                   "a2": ("1.sdb", "au", "ap2", "an", "alps"),
+                   "2.sdb": ("2.sdb", "qu", "qp", "qj", "pbs"),
+                   "a4": ("4.sdb", "ru", "rp", None, "alps"),
+                   "a5": ("5.sdb", "su", None, None, "alps")}
+
+
 # launch_claims' columns, on a day with claims and on one without
 CLAIMS_COLUMNS = [("app_id", T.StringType()), ("node", T.StringType()),
                   ("window_start", T.TimestampType()), ("share", T.DoubleType())]
