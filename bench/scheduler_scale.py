@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from ingest_rates import CORES, DATE, TARGET, raw_day  # noqa: E402
+from ingest_rates import CORES, DATE, TARGET, median_pass, raw_day  # noqa: E402
 
 OUT = HERE / "cache" / "ingest" / "site-scale"
 SLURM_SAMPLE = "scheduler/xdmod_shredder/referencedata_phillips_sacct.log"
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                                day)
             runs.append((time.time() - t, time.process_time() - cpu))
         written = _rows_written(scratch, source)
-        wall, cpu = sorted(runs[1:])[len(runs[1:]) // 2]      # the median warm pass
+        wall, cpu = median_pass(runs[1:])
         rate = round(st.lines_read / wall)
         size = path.stat().st_size
         mb_core = size / wall / CORES / 1e6

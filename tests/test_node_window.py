@@ -337,7 +337,7 @@ def test_launches_sharing_a_node_window_split_it_by_their_seconds(spark, tmp_pat
 
 def test_app_launch_keeps_a_pbs_job_only_where_no_finer_row_shares_its_id(spark):
     """app_launch: ALPS rows are launches and take user, project and job name from their
-    PBS job where their own are missing (the first non-null among the job's PBS rows); a
+    PBS job where their own are missing (a non-null one among the job's PBS rows); a
     PBS job is a launch only when no finer row shares its job_id. Worked by hand."""
     from lassi.core.schemas import schema_of
     from lassi.core.sqltext import sql
@@ -358,8 +358,9 @@ def test_app_launch_keeps_a_pbs_job_only_where_no_finer_row_shares_its_id(spark)
             run("a4", "4.sdb", "alps"),
             run("a5", "5.sdb", "alps", "su")]                  # no PBS job: nothing to take
     spark.createDataFrame(rows, schema_of("app_run")).createOrReplaceTempView("app_run_in")
-    got = {r.app_id: (r.job_id, r.user, r.project, r.job_name, r.source)
-           for r in spark.sql(sql("risk/steps/app_launch")).collect()}
+    launches = spark.sql(sql("risk/steps/app_launch")).collect()
+    got = {r.app_id: (r.job_id, r.user, r.project, r.job_name, r.source) for r in launches}
+    assert len(launches) == 5                   # one row each, none twice
     assert got == {"a1": ("1.sdb", "pu", "ap", "pj", "alps"),
                    "a2": ("1.sdb", "au", "ap2", "an", "alps"),
                    "2.sdb": ("2.sdb", "qu", "qp", "qj", "pbs"),

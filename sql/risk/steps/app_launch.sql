@@ -1,8 +1,8 @@
 -- app_launch: one row per application launch, from the `app_run_in` view (app_run rows of
 -- the dates that can overlap the processed day). ALPS apids, Slurm steps and Beacon jobs are
 -- launches; a PBS job is a launch only when no finer row shares its job_id. Finer rows take
--- user, project and job name from their PBS job when their own are missing (the first
--- non-null among the job's PBS rows).
+-- user, project and job name from their PBS job when their own are missing (a non-null
+-- one among the job's PBS rows, usually its only one).
 -- One window over the rows by job_id (app_run's job_id and source are never null), not a
 -- join of the finer rows to an aggregate of the PBS rows plus an anti-join: the same rows,
 -- one shuffle instead of three scans and their exchanges (the dense ARCHER day's launches
