@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 from lassi.ingest.arrow_bytes import every
+from lassi.ingest.columnar import has_carriage_return
 
 PAD = 32                        # zero bytes before and after a block (a word read near
                                 # either end, or a time of up to 32 bytes, stays inside)
@@ -47,12 +48,12 @@ def byte_lines(data: bytes | bytearray) -> ByteLines | None:
     """The lines `columnar.block_lines` gives for whole lines' bytes (a final line end
     ends the last line), or None when a carriage return is among them (universal
     newlines: that reader's own path) or they are 2 GB or more."""
-    if b"\r" in data or len(data) + 2 * PAD >= 1 << 31:       # or past int32 positions
+    if has_carriage_return(data) or len(data) + 2 * PAD >= 1 << 31:       # or past int32 positions
         return None
     buf = np.zeros(len(data) + 2 * PAD, np.uint8)
     buf[PAD:PAD + len(data)] = np.frombuffer(data, np.uint8)
     ends = np.flatnonzero(buf == 10).astype(np.int32)
-    if not data.endswith(b"\n"):
+    if not len(data) or data[-1] != 10:
         ends = np.append(ends, np.int32(PAD + len(data)))
     starts = np.empty_like(ends)
     starts[:1] = PAD

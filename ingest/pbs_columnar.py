@@ -9,12 +9,14 @@ only where exec_host gives no slots (`host/0*0`). Any other line is read by `pbs
 the line parser's own reading (which also gives the quarantine reason), and joins the
 others as a record of the same form.
 
-S and E records are then paired in Arrow, as `pbs.parse_files` pairs them line by line:
-sorted by job and line order, an E takes the fields it lacks from the S just before it;
-an S followed by another S of its job is replaced by it; an S that no record of its job
-follows is a row with no end (extra["unfinished"]). The rows equal the line parser's
-(tests compare them), in another order. Blocks are read by two threads: Arrow's kernels
-run outside the GIL.
+S and E records are kept apart (each block gives a table of each) and then paired in
+Arrow, as `pbs.parse_files` pairs them line by line: sorted by job and line order, an E
+takes the fields it lacks from the S just before it; an S followed by another S of its
+job is replaced by it; an S that no record of its job follows is a row with no end
+(extra["unfinished"]). Every E is a row, so the E tables are the rows as they are (no
+copy) but for the few fields filled in. The rows equal the line parser's (tests compare
+them), in another order. Blocks are read by two threads: Arrow's kernels run outside the
+GIL.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.arrow_bytes import cut_pieces, every, key_value_pairs, string_bytes
 from lassi.ingest.columnar import (
-    READ_THREADS,
     Fields,
     all_of,
     any_of,
@@ -45,7 +46,6 @@ from lassi.ingest.columnar import (
     matches,
     nonempty,
     table_schema,
-    take_ascending,
     when,
 )
 from lassi.ingest.driver_reads import FileReads, files_parser
@@ -66,19 +66,24 @@ _INT32_MAX = 2**31 - 1
 
 
 def _records_schema() -> pa.Schema:
-    return pa.schema([*table_schema("app_run"), pa.field("seq", pa.int64()),
-                      pa.field("rtype", pa.string())])
+    return pa.schema([*table_schema("app_run"), pa.field("seq", pa.int64())])
 
 
 @dataclass
 class _Block:
-    """One block's S and E records taken column-wise (app_run columns, `seq` its line
-    index, `rtype`), the lines left to the line parser and its other records."""
+    """One block's S and E records taken column-wise (app_run columns and `seq`, the
+    record's line index), the lines left to the line parser and its other records."""
 
     lines: int
-    records: pa.Table
+    starts: pa.Table
+    ends: pa.Table
     slow: list[tuple[int, str]]            # (line index in the block, line)
     other: int
+
+    @property
+    def records(self) -> int:
+        """The records taken column-wise."""
+        return self.starts.num_rows + self.ends.num_rows
 
 
 @dataclass
@@ -86,13 +91,15 @@ class _Parse(FileReads):
     """S and E records across the files of one ingest."""
 
     source = SOURCE
-    records: list[pa.Table] = field(default_factory=list)
+    starts: list[pa.Table] = field(default_factory=list)
+    ends: list[pa.Table] = field(default_factory=list)
     seq: int = 0
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
         """Read one file's records."""
+        none = _records_schema().empty_table()
         blocks = self.blocks(path, partial(_fast, tz=self.tz), pool, lambda lines: _Block(
-            len(lines), _records_schema().empty_table(), list(enumerate(lines)), 0))
+            len(lines), none, none, list(enumerate(lines)), 0))
         if blocks is None:
             return
         self.stats.files += 1
@@ -104,7 +111,7 @@ class _Parse(FileReads):
     def _block(self, block: _Block, file: str, first: int) -> None:
         self.stats.lines_read += block.lines
         self.bump("other_records", block.other)
-        rows, seqs = [], []
+        slow: dict[str, list[tuple[int, dict]]] = {"S": [], "E": []}
         for i, line in block.slow:
             try:
                 kind, row = record(line, self.tz)
@@ -115,20 +122,19 @@ class _Parse(FileReads):
             if kind == "other":
                 self.bump("other_records")
             elif row is not None:
-                rows.append(row)
-                seqs.append((self.seq + i, kind))
-        recs = block.records
-        self.records.append(recs.set_column(recs.schema.get_field_index("seq"), "seq",
-                                            pc.add(recs.column("seq"), self.seq)))
-        if rows:
-            self.records.append(_rows_records(rows, seqs))
+                slow[kind].append((self.seq + i, row))
+        for out, recs, kind in ((self.starts, block.starts, "S"), (self.ends, block.ends, "E")):
+            out.append(recs.set_column(recs.schema.get_field_index("seq"), "seq",
+                                       pc.add(recs.column("seq"), self.seq)))
+            if slow[kind]:
+                out.append(_rows_records(slow[kind]))
         self.seq += block.lines
 
     def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
         self.stats.lines_used = self.stats.lines_read - self.stats.lines_quarantined
-        records = (pa.concat_tables(self.records) if self.records
-                   else _records_schema().empty_table())
-        rows, unfinished = paired(records)
+        none = _records_schema().empty_table()
+        rows, unfinished = paired(pa.concat_tables(self.starts or [none]),
+                                  pa.concat_tables(self.ends or [none]))
         self.bump("unfinished", unfinished)
         self.stats.rows = rows.num_rows
         return rows, self.quarantine, self.stats
@@ -137,20 +143,22 @@ class _Parse(FileReads):
 parse_files = files_parser(_Parse)
 
 
-def _rows_records(rows: list[dict], seqs: list[tuple[int, str]]) -> pa.Table:
-    """The line parser's rows as records."""
-    return pa.Table.from_pylist([{**r, "seq": s, "rtype": k} for r, (s, k) in
-                                 zip(rows, seqs, strict=True)], schema=_records_schema())
+def _rows_records(rows: list[tuple[int, dict]]) -> pa.Table:
+    """The line parser's rows (with their `seq`) as records."""
+    return pa.Table.from_pylist([{**r, "seq": s} for s, r in rows], schema=_records_schema())
 
 
 # --- pairing ------------------------------------------------------------------------------
-def paired(records: pa.Table) -> tuple[pa.Table, int]:
-    """The rows of S and E records (pbs._State's rules), E rows in the records' order then
+def paired(starts: pa.Table, ends: pa.Table) -> tuple[pa.Table, int]:
+    """The rows of S and E records (pbs._State's rules): the E rows in their order, then
     the unfinished S rows (line order but for the lines the line parser read, which follow
     their block's); and how many S rows were unfinished."""
-    seq = np.asarray(records.column("seq").combine_chunks())
-    job = np.asarray(pc.dictionary_encode(records.column("job_id").combine_chunks()).indices)
-    is_s = np.asarray(pc.equal(records.column("rtype"), "S").combine_chunks())
+    n_s = starts.num_rows
+    seq = np.concatenate([np.asarray(t.column("seq").combine_chunks()) for t in (starts, ends)])
+    job = np.asarray(pc.dictionary_encode(pa.chunked_array(
+        starts.column("job_id").chunks + ends.column("job_id").chunks,
+        pa.string())).combine_chunks().indices)
+    is_s = np.arange(len(seq)) < n_s           # the S records, then the E records
     order = np.lexsort((seq, job))            # by job, then line order
     n = len(order)
     same_prev = np.zeros(n, bool)
@@ -161,21 +169,18 @@ def paired(records: pa.Table) -> tuple[pa.Table, int]:
     same[order] = same_prev
     last = np.ones(n, bool)                    # no record of its job after it
     last[order[:-1]] = ~same_prev[1:]
-    fill = pa.array(~is_s & same & is_s[prev])
+    fill = (same & is_s[prev])[n_s:]           # E records after an S of their job
+    source = pa.array(np.where(fill, prev[n_s:], 0))
     cols = {}
     for name in table_schema("app_run").names:
-        col = records.column(name)                     # chunks: copied once, by the take
-        if name in _FILLED:
-            gap = pc.and_(fill, pc.is_null(col))
+        col = ends.column(name)
+        if name in _FILLED and fill.any():
+            gap = pc.and_(pa.array(fill), pc.is_null(col))
             if pc.any(gap).as_py():
-                col = col.combine_chunks()
-                col = when(gap, col.take(pa.array(prev)), col)
+                col = when(gap, starts.column(name).take(source), col.combine_chunks())
         cols[name] = col
-    open_ = np.flatnonzero(is_s & last)
-    table = pa.table(cols)
-    with ThreadPoolExecutor(READ_THREADS) as pool:
-        rows = pa.concat_tables([take_ascending(table, np.flatnonzero(~is_s), pool),
-                                 take_ascending(table, open_, pool)])
+    open_ = np.flatnonzero(last[:n_s])
+    rows = pa.concat_tables([pa.table(cols), starts.select(list(cols)).take(open_)])
     return rows, len(open_)
 
 
@@ -201,9 +206,16 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     blank = blank_lines(lines)
     slow_idx = pc.indices_nonzero(pc.invert(pc.or_(pc.or_(take, other), blank)))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
+    cols.update(app_id=job_id, job_id=job_id)
+    starts, ends = (_records(cols, pc.and_(take, kind), n)
+                    for kind in (is_s, pc.invert(is_s)))
+    return _Block(n, starts, ends, slow, pc.sum(other).as_py() or 0)
+
+
+def _records(cols: dict[str, pa.Array], take: pa.Array, n: int) -> pa.Table:
+    """The records of the lines `take`s: their columns and line index (`seq`)."""
     keep = pc.indices_nonzero(take)
     pick = kept_rows(keep, n)
-    cols.update(app_id=job_id, job_id=job_id, rtype=rtype)
     arrays = []
     for f in _records_schema():
         if f.name == "seq":
@@ -214,8 +226,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
             arrays.append(pick(cols[f.name]).cast(f.type))
         else:
             arrays.append(pa.nulls(len(keep), f.type))
-    records = pa.Table.from_arrays(arrays, schema=_records_schema())
-    return _Block(n, records, slow, pc.sum(other).as_py() or 0)
+    return pa.Table.from_arrays(arrays, schema=_records_schema())
 
 
 def _has_byte(lines: pa.StringArray, byte: int) -> pa.BooleanArray:

@@ -351,6 +351,48 @@ def test_driver_readers_cut_a_file_into_even_blocks(tmp_path, monkeypatch):
     assert columnar.balanced_block_chars(tmp_path / "absent") == 1000
 
 
+def test_mapped_blocks_cut_a_file_as_its_reads_do(tmp_path):
+    """A plain file's blocks (memory-mapped) hold the file's bytes in order, each ending
+    with a line end but the last; a block with a carriage return is a copy (bytearray),
+    the others memoryviews without one; block k ends at the last line end before
+    (k + 1) * size, so a file of n sizes of short lines is n blocks; a line longer than a
+    block is one block. A gzip file's blocks (read into buffers) hold the same bytes."""
+    rng = random.Random(11)
+    tried = 0
+    for case in range(60):
+        size = rng.choice([1, 7, 64, 300, 5000])
+        parts = []
+        for _ in range(rng.randint(0, 80)):
+            line = "x" * rng.choice([0, 1, 5, 40, 400, 9000])
+            parts.append(line + rng.choice(["\n", "\n", "\n", "\r\n", "\r"]))
+        data = "".join(parts)
+        if data and rng.random() < 0.3:
+            data = data.rstrip("\r\n") + "tail"           # no final line end
+        path = tmp_path / f"f{case}.log"
+        path.write_bytes(data.encode())
+        blocks = list(columnar.raw_blocks(path, size))
+        assert b"".join(bytes(b) for b in blocks) == data.encode(), case
+        for b in blocks[:-1]:
+            assert bytes(b).endswith(b"\n"), case
+        for b in blocks:
+            assert len(b) > 0
+            cr = b"\r" in bytes(b)
+            assert isinstance(b, bytearray if cr else memoryview), case
+            assert columnar.has_carriage_return(b) == cr
+        gz = tmp_path / f"f{case}.gz"
+        gz.write_bytes(gzip.compress(data.encode()))
+        read = list(columnar.raw_blocks(gz, size))
+        assert all(isinstance(b, bytearray) for b in read)
+        assert b"".join(read) == data.encode(), case
+        tried += bool(blocks)
+    assert tried > 40
+    even = tmp_path / "even.log"
+    even.write_text("".join(f"{k:09d}\n" for k in range(1000)))       # 10,000 bytes
+    assert [len(b) for b in columnar.raw_blocks(even, 2500)] == [2500] * 4
+    ends = np.cumsum([len(b) for b in columnar.raw_blocks(even, 2495)])
+    assert ends.tolist() == [2490, 4990, 7480, 9980, 10000]     # lines end at multiples of 10
+
+
 def test_driver_readers_allocate_from_malloc_unless_mimalloc_keeps_its_pages(monkeypatch):
     """Inside `reader_allocator` Arrow's buffers come from its default pool when mimalloc
     keeps its pages (`lassi.ARROW_KEEPS_PAGES`), else from the C library's malloc; after

@@ -170,7 +170,7 @@ def test_site_shapes_are_read_column_wise(tmp_path):
     """Torque's core lists and PBS Pro's slot-less exec_host are read column-wise (none
     left to the line parser), as the line parser reads them."""
     block = pbs_columnar._fast(pa.array(SITE_SHAPES), "UTC")
-    assert block.slow == [] and block.records.num_rows == len(SITE_SHAPES)
+    assert block.slow == [] and block.records == len(SITE_SHAPES)
     rows, qs = both([_write(tmp_path / "shapes", SITE_SHAPES)])
     assert [r["n_procs"] for r in sorted(rows, key=lambda r: r["job_id"])] == [12, 28, 4, 48]
     assert [len(r["nodes"]) for r in sorted(rows, key=lambda r: r["job_id"])] == [2, 1, 1, 1]
@@ -184,7 +184,7 @@ def test_real_records_are_read_column_wise(realdata):
                                                   "apel/torque_accounting_E_records.log")]
     lines = [line for p in paths for line in p.read_text().splitlines() if line.strip()]
     block = pbs_columnar._fast(pa.array(lines), "UTC")
-    assert len(lines) == 13 and block.slow == [] and block.records.num_rows == 13
+    assert len(lines) == 13 and block.slow == [] and block.records == 13
     for p in paths:
         rows, qs = both([p], tz="America/New_York")
         assert len(rows) == {"accounting-logs.log": 9}.get(p.name, 4) and qs == []
