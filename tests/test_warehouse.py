@@ -256,3 +256,27 @@ def test_a_large_date_is_written_as_files_at_once(warehouse, monkeypatch):
     assert len(list((warehouse.local / "quarantine" / f"date={D2}").glob("*.parquet"))) == 1
     got = warehouse.read("quarantine").orderBy("line_no").collect()
     assert [(r.line_no, r.date) for r in got] == [(k, D1) for k in range(5)] + [(9, D2)]
+
+
+def test_driver_files_keep_dictionaries_for_repeated_texts_only(tmp_path):
+    """write_date_files writes a text column without a dictionary when its first values
+    are mostly distinct (ids); repeated texts, lists of names and numbers keep theirs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lassi.core.frames import dictionary_columns, write_date_files
+
+    n = 3000
+    rows = pa.table({"job_id": [f"{k}.sdb" for k in range(n)],
+                     "user": [f"u{k % 7}" for k in range(n)],
+                     "nodes": [[f"nid{(k + j) % 50:05d}" for j in range(3)] for k in range(n)],
+                     "n_nodes": [k % 5 for k in range(n)],
+                     "date": [D1] * n})
+    assert dictionary_columns(rows.drop_columns(["date"])) == ["user", "nodes.list.element",
+                                                               "n_nodes"]
+    write_date_files(rows, tmp_path)
+    meta = pq.ParquetFile(tmp_path / f"date={D1}" / "part-00000.parquet").metadata
+    dicts = [meta.row_group(0).column(i).has_dictionary_page for i in range(4)]
+    assert dicts == [False, True, True, True]
+    assert pq.read_table(tmp_path / f"date={D1}").column("job_id").to_pylist() == \
+        rows.column("job_id").to_pylist()

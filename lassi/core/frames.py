@@ -138,6 +138,29 @@ def file_slices(rows: pa.Table) -> list[pa.Table]:
     return [rows.slice(i * step, step) for i in range(k)]
 
 
+DISTINCT_SAMPLE = 1000          # values of a text column looked at for its dictionary
+
+
+def dictionary_columns(rows: pa.Table) -> list[str]:
+    """The columns (Parquet paths) written with a dictionary: all but the texts whose
+    first DISTINCT_SAMPLE values are mostly distinct (job and app ids; a list's items, such
+    as a job's nodes, repeat across rows and keep theirs). Such a column's dictionary is as
+    long as the column: the PBS site-scale day's 50k-row files took 35 ms and 1.61 MB with
+    dictionaries for its ids, 30 ms and 1.41 MB without."""
+    out = []
+    for f in rows.schema:
+        if pa.types.is_list(f.type):
+            out.append(f"{f.name}.list.element")
+            continue
+        values = rows.column(f.name).slice(0, DISTINCT_SAMPLE)
+        valid = len(values) - values.null_count
+        if (pa.types.is_string(f.type) and valid > 1
+                and pc.count_distinct(values).as_py() > valid // 2):
+            continue
+        out.append(f.name)
+    return out
+
+
 def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") -> None:
     """Rows with a `date` column (`arrow_table` of a warehouse schema) as Parquet files
     `folder/date=YYYY-MM-DD/part-0000k.parquet` without that column, as Spark's partitioned
@@ -155,10 +178,11 @@ def write_date_files(rows: pa.Table, folder: str | Path, codec: str = "snappy") 
         part.mkdir(parents=True, exist_ok=True)
         day = data if len(days) == 1 else data.filter(pc.equal(dates, pa.scalar(d, dates.type)))
         files += [(t, part / f"part-{i:05d}.parquet") for i, t in enumerate(file_slices(day))]
+    dictionary = dictionary_columns(data)
     if len(files) == 1:
-        pq.write_table(*files[0], compression=codec)
+        pq.write_table(*files[0], compression=codec, use_dictionary=dictionary)
         return
     with ThreadPoolExecutor(WRITE_THREADS) as pool:
-        for done in [pool.submit(pq.write_table, t, path, compression=codec)
-                     for t, path in files]:
+        for done in [pool.submit(pq.write_table, t, path, compression=codec,
+                                 use_dictionary=dictionary) for t, path in files]:
             done.result()
