@@ -45,10 +45,35 @@ def every(pieces: pa.StringArray, k: int, first: int) -> pa.StringArray:
     return pieces.take(pa.array(np.arange(first, len(pieces), k)))
 
 
-def key_value_pairs(tokens: pa.StringArray) -> tuple[pa.StringArray, np.ndarray]:
-    """The tokens cut after their first '=' without a copy of their bytes: item 2j is
-    token j up to and with that '=' (all of it when it has none), item 2j+1 the rest;
-    and per token the position of its '=' (-1: none)."""
+def spaced_tokens(lines: pa.StringArray) -> tuple[pa.StringArray, np.ndarray, np.ndarray]:
+    """The lines split at single spaces (the items of `pc.split_pattern(lines, " ")`)
+    without a copy of their bytes: each token but a line's last keeps the space after it
+    (a 15 MB PBS block: 5.5 ms against the split's 11). Returns the tokens, where each
+    line's tokens begin (n + 1 indices, the last the token count) and which tokens keep a
+    space."""
+    offsets, data = string_bytes(lines)
+    n = len(lines)
+    lo, hi = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
+    after = (np.flatnonzero(data[lo:hi] == 32) + lo + 1).astype(np.int32)   # after a space
+    at = np.searchsorted(after, offsets[:-1], side="right")
+    starts = np.insert(after, at, offsets[:-1])          # a line's start before its tokens
+    first = np.append(at + np.arange(n), len(starts))
+    spaced = np.ones(len(starts), bool)
+    spaced[first[1:] - 1] = False                        # each line's last token
+    buffer = lines.buffers()[2] if data.size else pa.py_buffer(b"")
+    tokens = pa.StringArray.from_buffers(len(starts), pa.py_buffer(np.append(starts, np.int32(
+        hi))), buffer)
+    return tokens, first, spaced
+
+
+def key_value_pairs(tokens: pa.StringArray, spaced: np.ndarray | None = None
+                    ) -> tuple[pa.StringArray, np.ndarray]:
+    """The tokens cut after their first '=' without a copy of their bytes: item 3j is
+    token j up to and with that '=' (all of it when it has none), item 3j+1 the rest but
+    the space it keeps (`spaced_tokens`; `spaced`: which tokens keep one), item 3j+2 that
+    space; and per token the position of its '=' (-1: none)."""
     offsets, _ = string_bytes(tokens)
     eq = np.asarray(pc.find_substring(tokens, "="), np.int64)
-    return cut_pieces(tokens, offsets[:-1] + np.where(eq >= 0, eq + 1, np.diff(offsets))), eq
+    end = offsets[1:] - (spaced if spaced is not None else 0)
+    return cut_pieces(tokens, np.minimum(offsets[:-1] + np.where(eq >= 0, eq + 1, np.diff(
+        offsets)), end), end), eq

@@ -31,9 +31,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from lassi.ingest.arrow_bytes import cut_pieces, every, key_value_pairs, string_bytes
+from lassi.ingest.arrow_bytes import (
+    cut_pieces,
+    every,
+    key_value_pairs,
+    spaced_tokens,
+    string_bytes,
+)
 from lassi.ingest.columnar import (
-    Fields,
     all_of,
     any_of,
     blank_lines,
@@ -188,8 +193,9 @@ def paired(starts: pa.Table, ends: pa.Table) -> tuple[pa.Table, int]:
 def _fast(lines: pa.StringArray, tz: str) -> _Block:
     """A block's S and E records that the column-wise reading takes; the rest left over."""
     n = len(lines)
-    tok = Fields(lines)
-    head = tok.field(1)
+    tokens, first_token, spaced = spaced_tokens(lines)
+    count = np.diff(first_token)
+    head = pc.ascii_rtrim(tokens.take(pa.array(first_token[:-1] + 1, mask=count < 2)), " ")
     parts = pc.split_pattern(head, ";", max_splits=3)
     hms, rtype, job_id, first = (list_item(parts, i) for i in range(4))
     header = _header_micros(lines, tz)
@@ -199,7 +205,7 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     se = pc.fill_null(pc.is_in(rtype, pa.array(["S", "E"])), False)
     other = all_of(ok, pc.invert(se))
     is_s = pc.equal(rtype, "S")
-    kv, any_kv = _attributes(tok, first, n)
+    kv, any_kv = _attributes(tokens, first_token, spaced, first)
     cols, good = _columns(kv, header, is_s)
     take = all_of(ok, se, pc.not_equal(job_id, ""), any_kv, good,
                   pc.invert(_has_byte(lines, ord('"'))))
@@ -253,22 +259,32 @@ def _header_micros(lines: pa.StringArray, tz: str) -> pa.Array:
     return pa.array(wall, pa.int64(), mask=~valid)
 
 
-def _attributes(tok: Fields, first: pa.Array, n: int
-                ) -> tuple[dict[str, pa.Array], pa.Array]:
+def _attributes(tokens: pa.StringArray, first_token: np.ndarray, spaced: np.ndarray,
+                first: pa.Array) -> tuple[dict[str, pa.Array], pa.Array]:
     """Each KEYS attribute's value per line (null when absent), and per line whether it
     has a `key=value` at all and names no KEYS attribute twice (split_attributes keeps
-    the last, this reading would not)."""
-    parent = tok.parent
-    pos = np.arange(len(tok.flat), dtype=np.int64) - np.asarray(tok.start)[parent]
-    # token 1's attribute (after the header), then tokens 2.. of each line
-    tokens = pa.concat_arrays([pc.fill_null(first, ""), tok.flat])
-    owner = np.concatenate([np.arange(n, dtype=np.int64), parent])
-    pairs, eq = key_value_pairs(tokens)
+    the last, this reading would not). `tokens`, `first_token` and `spaced` are the
+    lines' `spaced_tokens`, `first` the attribute after each line's header (null when
+    the header has none)."""
+    n = len(first)
+    count = np.diff(first_token)
+    head = first_token[:-1] + 1                        # token 1: `time;type;id;attribute`
+    has_first = np.asarray(pc.is_valid(first))
+    at = head[has_first]
+    offsets, _ = string_bytes(tokens)
+    bounds = offsets.copy()                            # token 1 begins at its attribute
+    bounds[at] = offsets[at + 1] - spaced[at] - np.asarray(
+        pc.binary_length(first.filter(pa.array(has_first))), np.int32)
+    tokens = pa.StringArray.from_buffers(len(tokens), pa.py_buffer(bounds),
+                                         tokens.buffers()[2])
+    owner = np.repeat(np.arange(n), count)
+    pairs, eq = key_value_pairs(tokens, spaced)
     has_kv = eq >= 1                                   # a non-empty key before a '='
-    has_kv[n:] &= pos >= 2
+    has_kv[first_token[:-1][count >= 1]] = False       # token 0: the date
+    has_kv[head[~has_first & (count >= 2)]] = False    # a header without an attribute
     any_kv = np.zeros(n, bool)
     any_kv[owner[has_kv]] = True
-    keys = pairs.take(pa.array(np.arange(0, len(pairs), 2)))
+    keys = pairs.take(pa.array(np.arange(0, len(pairs), 3)))
     code = np.asarray(pc.fill_null(pc.index_in(keys, _KEYS_EQ), -1))
     wanted = np.flatnonzero(has_kv & (code >= 0))
     w_owner, w_code = owner[wanted], code[wanted].astype(np.int64)
@@ -278,7 +294,7 @@ def _attributes(tok: Fields, first: pa.Array, n: int
     rank = np.full(len(KEYS), -1, np.int64)
     rank[present] = np.arange(len(present))
     where = np.full(len(present) * n, -1, np.int64)   # each key's values, one after another
-    where[rank[w_code] * n + w_owner] = 2 * wanted + 1  # the value after the key
+    where[rank[w_code] * n + w_owner] = 3 * wanted + 1  # the value after the key
     values = pairs.take(pa.array(where, mask=where < 0))
     out = {name: (values.slice(rank[k] * n, n) if rank[k] >= 0 else pa.nulls(n, pa.string()))
            for k, name in enumerate(KEYS)}
