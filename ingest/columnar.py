@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lassi.ingest.arrow_bytes import first_bytes
+from lassi.ingest.heap import keep_freed_heap
 from lassi.ingest.iso_times import iso_at, read_iso
 
 from lassi.core.schemas import schema_of
@@ -83,6 +84,7 @@ def raw_blocks(path: str | Path, block_chars: int | None = None
 
     Raises NotFast when the file cannot be read to its end."""
     size = block_chars or BLOCK_CHARS
+    keep_freed_heap()                  # the blocks' numpy arrays reuse the pages freed
     try:
         with open_bytes(path) as fh:
             if isinstance(fh, io.BufferedReader) and MAP_BLOCKS:
