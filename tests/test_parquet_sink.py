@@ -153,3 +153,28 @@ def test_every_beacon_layer_either_way(spark, tmp_path, monkeypatch):
                              spark, site, layer, tasks), monkeypatch)
         _same(*whs, table=table, days=1)
     assert single >= 2
+
+
+def test_the_driver_parses_one_bin_or_a_few_large_files(tmp_path, monkeypatch):
+    """`runner.on_driver`: one bin of at most DRIVER_BYTES, or files of DRIVER_FILE_BYTES
+    each (its block threads cut each in two) up to DRIVER_BYTES in all; many small files
+    and more text go to one Spark task per core. A gzip file counts ten times its size."""
+    monkeypatch.setattr(runner, "DRIVER_BYTES", 10_000)
+    monkeypatch.setattr(runner, "DRIVER_FILE_BYTES", 2_000)
+
+    def tasks(*sizes: int, suffix: str = ".log") -> list:
+        out = []
+        for k, size in enumerate(sizes):
+            path = tmp_path / f"{len(sizes)}-{k}-{size}{suffix}"
+            path.write_bytes(b"x" * size)
+            out.append((str(path), None, None))
+        return out
+
+    assert runner.on_driver(tasks(500), 1)
+    assert runner.on_driver(tasks(300, 400, 500), 1)
+    assert runner.on_driver(tasks(3_000, 4_000), 2)
+    assert not runner.on_driver(tasks(3_000, 1_000), 2)         # a small file among them
+    assert not runner.on_driver(tasks(*[300] * 20), 2)          # the LWFS clients' many
+    assert not runner.on_driver(tasks(6_000, 6_000), 2)         # more text than the bound
+    assert not runner.on_driver(tasks(20_000), 1)
+    assert not runner.on_driver(tasks(1_500, suffix=".gz"), 1)  # 15,000 bytes of text

@@ -127,7 +127,7 @@ def parquet_codec(spark_codec: str | None) -> str:
 
 
 WRITE_THREADS = 2               # Parquet files written at once by the driver
-ROWS_PER_FILE = 50_000          # a date's rows per file before it is cut in several
+ROWS_PER_FILE = 20_000          # a date's rows per file before it is cut in several
 
 
 def file_slices(rows: pa.Table) -> list[pa.Table]:
