@@ -160,8 +160,8 @@ def _mds_named(source: pa.Array, ts: pa.Array, counts: np.ndarray, site: Site | 
     }
 
 
-def _mds_block(data: bytes | bytearray, day: date | None, site: Site | None, file: str,
-               schema: pa.Schema) -> tuple[int, pa.BooleanArray, pa.Table] | None:
+def _mds_block(data: bytes | bytearray | memoryview, day: date | None, site: Site | None,
+               file: str, schema: pa.Schema) -> tuple[int, pa.BooleanArray, pa.Table] | None:
     """A block's MDS lines read from its bytes (`beacon_mds_bytes`): (lines, the fast ones,
     their base rows), or None to read it as lines."""
     got = beacon_mds_bytes.read_block(data, day)
@@ -248,8 +248,8 @@ def _base(lay: Layout, path: str | Path, site: Site | None, day: date | None,
     return out.take(pc.sort_indices(out.column("line")))
 
 
-def _block_rows(lay: Layout, data: bytes | bytearray, day: date | None, site: Site | None,
-                file: str, schema: pa.Schema
+def _block_rows(lay: Layout, data: bytes | bytearray | memoryview, day: date | None,
+                site: Site | None, file: str, schema: pa.Schema
                 ) -> tuple[int, pa.BooleanArray, pa.Table, pa.StringArray | None]:
     """A block's line count, fast lines (mask) and their base rows, and its lines when
     some are not fast (else None)."""

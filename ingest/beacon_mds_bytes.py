@@ -45,7 +45,7 @@ class MdsLines:
     counts: np.ndarray
 
 
-def read_block(data: bytes | bytearray, day: date | None) -> MdsLines | None:
+def read_block(data: bytes | bytearray | memoryview, day: date | None) -> MdsLines | None:
     """The fast lines of whole lines' bytes (`columnar.raw_blocks`), or None when the block
     needs `columnar.block_lines` (a carriage return)."""
     lines = byte_lines(data)

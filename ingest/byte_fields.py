@@ -44,11 +44,11 @@ class ByteLines:
         return len(self.starts)
 
 
-def byte_lines(data: bytes | bytearray) -> ByteLines | None:
+def byte_lines(data: bytes | bytearray | memoryview) -> ByteLines | None:
     """The lines `columnar.block_lines` gives for whole lines' bytes (a final line end
     ends the last line), or None when a carriage return is among them (universal
     newlines: that reader's own path) or they are 2 GB or more."""
-    if has_carriage_return(data) or len(data) + 2 * PAD >= 1 << 31:       # or past int32 positions
+    if has_carriage_return(data) or len(data) + 2 * PAD >= 1 << 31:   # or past int32 positions
         return None
     buf = np.zeros(len(data) + 2 * PAD, np.uint8)
     buf[PAD:PAD + len(data)] = np.frombuffer(data, np.uint8)

@@ -144,7 +144,7 @@ def _read_into(fh, view: memoryview) -> int:
     return got
 
 
-def block_lines(data: bytes | bytearray) -> pa.StringArray:
+def block_lines(data: bytes | bytearray | memoryview) -> pa.StringArray:
     """The lines of whole lines' bytes (one line end at the end dropped), as `open_text`
     reads them; valid UTF-8 without a carriage return is split without a copy to Python."""
     if not has_carriage_return(data):
