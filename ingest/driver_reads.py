@@ -5,6 +5,7 @@ reader's `parse_files` (`files_parser`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +32,9 @@ class FileReads:
 
     source: ClassVar[str]
     tz: str = "UTC"
+    # the day whose rows the caller keeps (`runner._run_days`): a reader may leave out the
+    # rows of other days early (None: every row)
+    day: dt.date | None = None
     stats: ParseStats = field(init=False)
     quarantine: list[Quarantined] = field(default_factory=list)
 
@@ -97,11 +101,12 @@ def reader_allocator() -> Iterator[None]:
 
 
 def files_parser(reads: type[FileReads]) -> Callable[..., Parsed]:
-    """The `parse_files(paths, *, tz="UTC", progress=None)` of a reader: its source's
-    rows over the files as an Arrow table of app_run's columns (no `date`), the
-    quarantine and the counts, as the source's line parser gives them."""
+    """The `parse_files(paths, *, tz="UTC", progress=None, day=None)` of a reader: its
+    source's rows over the files as an Arrow table of app_run's columns (no `date`), the
+    quarantine and the counts, as the source's line parser gives them (with `day`, rows
+    starting on another day may be left out: the caller keeps that day's only)."""
     def parse_files(paths: Iterable[str | Path], *, tz: str = "UTC",
-                    progress: Progress | None = None) -> Parsed:
-        return reads(tz=tz).read(paths, progress)
+                    progress: Progress | None = None, day: dt.date | None = None) -> Parsed:
+        return reads(tz=tz, day=day).read(paths, progress)
     parse_files.__doc__ = files_parser.__doc__
     return parse_files

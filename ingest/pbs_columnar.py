@@ -21,6 +21,7 @@ GIL.
 
 from __future__ import annotations
 
+import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -84,6 +85,9 @@ class _Block:
     ends: pa.Table
     slow: list[tuple[int, str]]            # (line index in the block, line)
     other: int
+    # E records whose rows start on another day than the one kept: their job and `seq`
+    # only (they pair, but make no row)
+    elsewhere: pa.Table | None = None
 
     @property
     def records(self) -> int:
@@ -98,12 +102,14 @@ class _Parse(FileReads):
     source = SOURCE
     starts: list[pa.Table] = field(default_factory=list)
     ends: list[pa.Table] = field(default_factory=list)
+    elsewhere: list[pa.Table] = field(default_factory=list)
     seq: int = 0
 
     def file(self, path: str | Path, pool: ThreadPoolExecutor) -> None:
         """Read one file's records."""
         none = _records_schema().empty_table()
-        blocks = self.blocks(path, partial(_fast, tz=self.tz), pool, lambda lines: _Block(
+        blocks = self.blocks(path, partial(_fast, tz=self.tz, day=self.day), pool,
+                             lambda lines: _Block(
             len(lines), none, none, list(enumerate(lines)), 0))
         if blocks is None:
             return
@@ -133,19 +139,26 @@ class _Parse(FileReads):
                                        pc.add(recs.column("seq"), self.seq)))
             if slow[kind]:
                 out.append(_rows_records(slow[kind]))
+        if block.elsewhere is not None and block.elsewhere.num_rows:
+            recs = block.elsewhere
+            self.elsewhere.append(recs.set_column(1, "seq", pc.add(recs.column("seq"), self.seq)))
         self.seq += block.lines
 
     def finish(self) -> tuple[pa.Table, list[Quarantined], ParseStats]:
         self.stats.lines_used = self.stats.lines_read - self.stats.lines_quarantined
         none = _records_schema().empty_table()
         rows, unfinished = paired(pa.concat_tables(self.starts or [none]),
-                                  pa.concat_tables(self.ends or [none]))
+                                  pa.concat_tables(self.ends or [none]),
+                                  pa.concat_tables(self.elsewhere or [_ELSEWHERE]))
         self.bump("unfinished", unfinished)
-        self.stats.rows = rows.num_rows
+        self.stats.rows = rows.num_rows + sum(t.num_rows for t in self.elsewhere)
         return rows, self.quarantine, self.stats
 
 
 parse_files = files_parser(_Parse)
+
+
+_ELSEWHERE = pa.table({"job_id": pa.array([], pa.string()), "seq": pa.array([], pa.int64())})
 
 
 def _rows_records(rows: list[tuple[int, dict]]) -> pa.Table:
@@ -154,15 +167,18 @@ def _rows_records(rows: list[tuple[int, dict]]) -> pa.Table:
 
 
 # --- pairing ------------------------------------------------------------------------------
-def paired(starts: pa.Table, ends: pa.Table) -> tuple[pa.Table, int]:
+def paired(starts: pa.Table, ends: pa.Table, elsewhere: pa.Table = _ELSEWHERE
+           ) -> tuple[pa.Table, int]:
     """The rows of S and E records (pbs._State's rules): the E rows in their order, then
     the unfinished S rows (line order but for the lines the line parser read, which follow
-    their block's); and how many S rows were unfinished."""
-    n_s = starts.num_rows
-    seq = np.concatenate([np.asarray(t.column("seq").combine_chunks()) for t in (starts, ends)])
+    their block's); and how many S rows were unfinished. `elsewhere`: E records (job and
+    `seq`) that pair but make no row (their rows start on a day not kept)."""
+    n_s, n_e = starts.num_rows, ends.num_rows
+    parts = (starts, ends, elsewhere)
+    seq = np.concatenate([np.asarray(t.column("seq").combine_chunks()) for t in parts])
     job = np.asarray(pc.dictionary_encode(pa.chunked_array(
-        starts.column("job_id").chunks + ends.column("job_id").chunks,
-        pa.string())).combine_chunks().indices)
+        [c for t in parts for c in t.column("job_id").chunks], pa.string())
+        ).combine_chunks().indices)
     is_s = np.arange(len(seq)) < n_s           # the S records, then the E records
     order = np.lexsort((seq, job))            # by job, then line order
     n = len(order)
@@ -174,8 +190,8 @@ def paired(starts: pa.Table, ends: pa.Table) -> tuple[pa.Table, int]:
     same[order] = same_prev
     last = np.ones(n, bool)                    # no record of its job after it
     last[order[:-1]] = ~same_prev[1:]
-    fill = (same & is_s[prev])[n_s:]           # E records after an S of their job
-    source = pa.array(np.where(fill, prev[n_s:], 0))
+    fill = (same & is_s[prev])[n_s:n_s + n_e]  # E rows after an S of their job
+    source = pa.array(np.where(fill, prev[n_s:n_s + n_e], 0))
     cols = {}
     for name in table_schema("app_run").names:
         col = ends.column(name)
@@ -190,8 +206,11 @@ def paired(starts: pa.Table, ends: pa.Table) -> tuple[pa.Table, int]:
 
 
 # --- one block, column-wise ---------------------------------------------------------------
-def _fast(lines: pa.StringArray, tz: str) -> _Block:
-    """A block's S and E records that the column-wise reading takes; the rest left over."""
+def _fast(lines: pa.StringArray, tz: str, day: dt.date | None = None) -> _Block:
+    """A block's S and E records that the column-wise reading takes; the rest left over.
+    With `day`, the E records whose start is on another day make no row, only their job
+    and `seq` (`_Block.elsewhere`): the caller keeps `day`'s rows, and would copy every
+    column to drop them (the real PBS site-scale file: 13-17 ms)."""
     n = len(lines)
     tokens, first_token, spaced = spaced_tokens(lines)
     count = np.diff(first_token)
@@ -213,9 +232,16 @@ def _fast(lines: pa.StringArray, tz: str) -> _Block:
     slow_idx = pc.indices_nonzero(pc.invert(pc.or_(pc.or_(take, other), blank)))
     slow = list(zip(slow_idx.to_pylist(), lines.take(slow_idx).to_pylist(), strict=True))
     cols.update(app_id=job_id, job_id=job_id)
-    starts, ends = (_records(cols, pc.and_(take, kind), n)
-                    for kind in (is_s, pc.invert(is_s)))
-    return _Block(n, starts, ends, slow, pc.sum(other).as_py() or 0)
+    is_e = pc.invert(is_s)
+    elsewhere = None
+    if day is not None:                  # a null start may be filled in by its S: kept
+        off = pc.fill_null(pc.not_equal(pc.cast(cols["start"], pa.date32()),
+                                        pa.scalar(day, pa.date32())), False)
+        at = pc.indices_nonzero(all_of(take, is_e, off))
+        elsewhere = pa.table({"job_id": job_id.take(at), "seq": at.cast(pa.int64())})
+        is_e = pc.and_(is_e, pc.invert(off))
+    starts, ends = (_records(cols, pc.and_(take, kind), n) for kind in (is_s, is_e))
+    return _Block(n, starts, ends, slow, pc.sum(other).as_py() or 0, elsewhere)
 
 
 def _records(cols: dict[str, pa.Array], take: pa.Array, n: int) -> pa.Table:

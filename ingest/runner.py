@@ -508,7 +508,7 @@ def scheduler_result(site: Site, source: str, files: list[Path], date: dt.date |
     """
     tz = tz or site.tz(source.replace("-", "_") if source != "beacon-job" else "beacon_job")
     table, qs, stats = SCHEDULER[source].parse_files(
-        files, tz=tz, progress=lambda done, total: _progress(done, total, source))
+        files, tz=tz, progress=lambda done, total: _progress(done, total, source), day=date)
     if source == "beacon-job":
         table = beacon_job_columnar.named_nodes(table, site.nid_map)
     out = _run_days(table, date)

@@ -297,3 +297,24 @@ def test_line_blocks_read_as_open_text(tmp_path, monkeypatch, data):
         monkeypatch.setattr(columnar, "BLOCK_CHARS", size)
         got = [x for block in columnar.line_blocks(path) for x in block.to_pylist()]
         assert got == want, size
+
+
+def test_rows_of_other_days_left_out_early_change_nothing_kept(tmp_path):
+    """With `day`, E records whose start is on another day make no row but still pair:
+    the rows the runner keeps for that day (`runner._run_days`), the quarantine and the
+    counts equal those of reading every row. The random logs' starts fall on the day
+    before the records' (1507590000 is 2017-10-09 23:00 UTC) or on their own."""
+    from lassi.ingest import runner
+
+    rng = random.Random(SEED + 1)
+    day = dt.date(2017, 10, 10)
+    dropped = 0
+    for k in range(12):
+        path = _write(tmp_path / f"d{k}", _random_log(rng, 200))
+        table, qs, st = pbs_columnar.parse_files([path], tz="UTC")
+        early, qs2, st2 = pbs_columnar.parse_files([path], tz="UTC", day=day)
+        want, got = runner._run_days(table, day), runner._run_days(early, day)
+        assert sorted(map(_key, got.to_pylist())) == sorted(map(_key, want.to_pylist()))
+        assert [q.reason for q in qs2] == [q.reason for q in qs] and st2 == st
+        dropped += table.num_rows - early.num_rows
+    assert dropped > 50
