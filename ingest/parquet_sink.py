@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lassi.core.frames import WRITE_THREADS, file_slices, parquet_codec
+from lassi.core.frames import WRITE_THREADS, file_slices, parquet_codec, statistics_columns
 
 US_PER_DAY = 86_400_000_000
 
@@ -127,7 +127,8 @@ class DaySink:
             self.tmp.mkdir(parents=True, exist_ok=True)
             self.writers[day, lane] = pq.ParquetWriter(
                 self.tmp / f"{day}-{lane}.parquet", self.schema,
-                compression=parquet_codec(self.spec.codec), use_dictionary=self.dictionary)
+                compression=parquet_codec(self.spec.codec), use_dictionary=self.dictionary,
+                write_statistics=statistics_columns(self.schema))
         return self.writers[day, lane]
 
     def close(self) -> None:

@@ -260,7 +260,8 @@ def test_a_large_date_is_written_as_files_at_once(warehouse, monkeypatch):
 
 def test_driver_files_keep_dictionaries_for_repeated_texts_only(tmp_path):
     """write_date_files writes a text column without a dictionary when its first values
-    are mostly distinct (ids); repeated texts, lists of names and numbers keep theirs."""
+    are mostly distinct (ids); repeated texts, lists of names and numbers keep theirs.
+    Lists get no min/max statistics."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -278,5 +279,7 @@ def test_driver_files_keep_dictionaries_for_repeated_texts_only(tmp_path):
     meta = pq.ParquetFile(tmp_path / f"date={D1}" / "part-00000.parquet").metadata
     dicts = [meta.row_group(0).column(i).has_dictionary_page for i in range(4)]
     assert dicts == [False, True, True, True]
+    stats = [meta.row_group(0).column(i).is_stats_set for i in range(4)]
+    assert stats == [True, True, False, True]                 # none for the list's items
     assert pq.read_table(tmp_path / f"date={D1}").column("job_id").to_pylist() == \
         rows.column("job_id").to_pylist()
