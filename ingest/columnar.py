@@ -17,6 +17,7 @@ import datetime as dt
 import io
 import mmap
 import os
+import stat
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -73,7 +74,8 @@ def raw_blocks(path: str | Path, block_chars: int | None = None
 
     A plain file's blocks are memoryviews of a memory map of just that block (no copy:
     reading a 15 MB block into a buffer cost 14 ms of a core, twice what splitting it
-    into lines costs), unmapped when nothing refers to them any more; a block with a
+    into lines costs), unmapped when nothing refers to them any more (pipes, devices and
+    filesystems that map nothing are read as gzip files are); a block with a
     carriage return is copied into a bytearray instead, so a memoryview block never holds
     one (`has_carriage_return`). A raw file must not shrink while it is read: the
     operating system ends a process that touches a mapped page past a file's end (SIGBUS);
@@ -87,12 +89,27 @@ def raw_blocks(path: str | Path, block_chars: int | None = None
     keep_freed_heap()                  # the blocks' numpy arrays reuse the pages freed
     try:
         with open_bytes(path) as fh:
-            if isinstance(fh, io.BufferedReader) and MAP_BLOCKS:
+            if isinstance(fh, io.BufferedReader) and MAP_BLOCKS and _mappable(fh):
                 yield from _mapped_blocks(fh, size)
             else:
                 yield from _read_blocks(fh, size)
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise NotFast(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _mappable(fh: io.BufferedReader) -> bool:
+    """Whether the open file can be mapped: a regular file (not a pipe or a device, whose
+    size says nothing of what a read gives) on a filesystem that maps files."""
+    st = os.fstat(fh.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if not st.st_size:
+        return True                                # nothing to map, nothing to read
+    try:
+        mmap.mmap(fh.fileno(), 1, access=mmap.ACCESS_READ).close()
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _mapped_blocks(fh: io.BufferedReader, size: int) -> Iterator[bytearray | memoryview]:

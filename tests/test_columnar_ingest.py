@@ -393,6 +393,22 @@ def test_mapped_blocks_cut_a_file_as_its_reads_do(tmp_path):
     assert ends.tolist() == [2490, 4990, 7480, 9980, 10000]     # lines end at multiples of 10
 
 
+def test_files_that_cannot_be_mapped_are_read(tmp_path, monkeypatch):
+    """A file on a filesystem that maps nothing (mmap raises) gives its bytes in read
+    blocks, every line once."""
+    data = "".join(f"line {k}\n" for k in range(500)).encode()
+    path = tmp_path / "plain.log"
+    path.write_bytes(data)
+
+    def refuse(*_args, **_kwargs):
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(columnar.mmap, "mmap", refuse)
+    blocks = list(columnar.raw_blocks(path, 700))
+    assert all(isinstance(b, bytearray) for b in blocks) and len(blocks) > 3
+    assert b"".join(blocks) == data
+
+
 def test_driver_readers_allocate_from_malloc_unless_mimalloc_keeps_its_pages(monkeypatch):
     """Inside `reader_allocator` Arrow's buffers come from its default pool when mimalloc
     keeps its pages (`lassi.ARROW_KEEPS_PAGES`), else from the C library's malloc; after
