@@ -44,8 +44,6 @@ BLOCK_CHARS = 1 << 24          # bytes read per block (bounded memory per file)
 MIN_BLOCK_CHARS = 1 << 20      # smaller blocks than this would cost more than they share
 # blocks read beyond those being parsed: a thread that finishes finds its next block read
 READ_AHEAD = 1
-# plain files' blocks are memory maps, not reads (`raw_blocks`); False: read them
-MAP_BLOCKS = True
 COUNT_RE = r"^[0-9]{1,18}$"      # 18 digits always fit a LongType
 _YEAR_1900 = -2_208_988_800 * 1_000_000   # 1900-01-01 and 2201-01-01 UTC, epoch µs
 _YEAR_2201 = 7_289_654_400 * 1_000_000
@@ -89,7 +87,7 @@ def raw_blocks(path: str | Path, block_chars: int | None = None
     keep_freed_heap()                  # the blocks' numpy arrays reuse the pages freed
     try:
         with open_bytes(path) as fh:
-            if isinstance(fh, io.BufferedReader) and MAP_BLOCKS and _mappable(fh):
+            if isinstance(fh, io.BufferedReader) and _mappable(fh):
                 yield from _mapped_blocks(fh, size)
             else:
                 yield from _read_blocks(fh, size)
