@@ -419,7 +419,7 @@ def test_launch_claims_equal_brute_force_on_random_launches(spark, tmp_path):
                   for app, weight in held)
     assert len(want) > 20                          # the draw does share windows
 
-    register_launch_cells(wh, site, DATE)
+    assert register_launch_cells(wh, site, DATE)       # some cells are shared
     assert ([(f.name, f.dataType) for f in spark.table("launch_claims").schema]
             == CLAIMS_COLUMNS)
     got = sorted((r["app_id"], r["node"], round((r["window_start"] - day0).total_seconds()),
@@ -435,8 +435,9 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
     windows whole in app_hour (counted by hand)."""
     from lassi.core.captures import register_launch_cells
     from lassi.core.schemas import schema_of
+    from lassi.core.sqltext import sql
     from lassi.core.warehouse import Warehouse
-    from lassi.risk.metrics import build_app_hour
+    from lassi.risk.metrics import build_app_hour, share_sums
 
     site = load_site("archer", nodes=8)
     w = site.window_s                                       # 180 s
@@ -454,12 +455,18 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
                               n_procs=48, start=t0 + dt.timedelta(seconds=a),
                               end=t0 + dt.timedelta(seconds=b), source="alps", date=DATE)
                    for app, a, b in (("A", 30, 480), ("B", 550, 1080))], "app_run", [DATE])
-    register_launch_cells(wh, site, DATE)
+    assert not register_launch_cells(wh, site, DATE)
     assert spark.table("launch_cells").filter("shared").count() == 0
     claims = spark.table("launch_claims")
     assert [(f.name, f.dataType) for f in claims.schema] == CLAIMS_COLUMNS
     assert claims.count() == 0
     assert "LocalRelation <empty>" in claims._jdf.queryExecution().optimizedPlan().toString()
+    # the plain sums of a day without claims equal the share-weighted query's
+    wh.read("node_window", [DATE]).createOrReplaceTempView("nw")
+    whole = spark.sql(sql("risk/steps/node_counts_whole", counter_sums=", ".join(
+        f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS))).collect()
+    weighted = spark.sql(sql("risk/steps/node_counts", share_counters=share_sums())).collect()
+    assert len(whole) == 2 and sorted(whole) == sorted(weighted)
     assert build_app_hour(wh, site, DATE) == 2
     got = (wh.read("app_hour", [DATE]).toPandas().set_index("app_id"))
     assert got.loc["A", "read_kb"] == 300.0 * 3 * 2 and got.loc["B", "read_kb"] == 300.0 * 3 * 2
