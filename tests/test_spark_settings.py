@@ -18,8 +18,8 @@ def test_sessions_keep_their_generated_classes(spark):
 
 def test_the_driver_jvm_compiles_with_c2_at_three_times_its_thresholds(spark):
     """The driver JVM that lassi starts runs with conf/spark-defaults.yaml's Java options:
-    C2's invocation thresholds at 3x HotSpot's defaults (5000, 600, 15000), read back from
-    the live JVM; the time zone option stays."""
+    C2's invocation thresholds at 3x HotSpot's defaults (5000, 600, 15000) and the parallel
+    collector, read back from the live JVM; the time zone option stays."""
     from lassi.core.spark import _settings
 
     options = _settings(None, False)["spark.driver.extraJavaOptions"].split()
@@ -31,4 +31,6 @@ def test_the_driver_jvm_compiles_with_c2_at_three_times_its_thresholds(spark):
            ("Tier4InvocationThreshold", "Tier4MinInvocationThreshold", "Tier4CompileThreshold")}
     assert got == {"Tier4InvocationThreshold": 15000, "Tier4MinInvocationThreshold": 1800,
                    "Tier4CompileThreshold": 45000}
+    assert "-XX:+UseParallelGC" in options
+    assert bean.getVMOption("UseParallelGC").getValue() == "true"
     assert jvm.java.lang.System.getProperty("user.timezone") == "UTC"
