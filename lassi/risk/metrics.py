@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
 from lassi.core.captures import register_launch_cells
@@ -135,8 +135,10 @@ def build_app_hour(wh: Warehouse, site: Site, date: dt.date) -> int:
     if not base.num_rows:                  # no counters today nor in the earlier days
         wh.clear("app_hour", [date])
         return 0
-    wh.write(app_hour_with_risk(wh, site, date, counts, base), "app_hour", [date])
-    return counts.count()               # app_hour: a row per counts row (every fs has a base)
+    written = Observation("app_hour rows")        # counted by the write: no job of its own
+    wh.write(app_hour_with_risk(wh, site, date, counts, base)
+             .observe(written, F.count(F.lit(1)).alias("rows")), "app_hour", [date])
+    return written.get["rows"]
 
 
 @scoped
