@@ -1,9 +1,10 @@
 -- fs_hour: per filesystem and hour, the day's app_hour totals, per-op sums of the positive
 -- per-application risks, and the filesystem's ops metrics (quality of the hour's I/O).
 -- Input view `ah` (app_hour of the day). Parameters: sum_counters, sum_risks.
--- app_hour has one row per (app_id, fs, hour) (risk/steps/app_hour_counts.sql groups by
--- them), so a count of rows is the count of applications: no distinct aggregate, whose
--- extra shuffle cost a quarter of the stage.
+-- app_hour has one row per (app_id, fs, hour) (risk/steps/node_counts.sql and
+-- job_counts.sql group by them, and counts_by_source.sql takes one of the two per launch
+-- and filesystem), so a count of rows is the count of applications: no distinct
+-- aggregate, whose extra shuffle cost a quarter of the stage.
 SELECT fs, hour, COUNT(*) AS n_apps,
        ${sum_counters},
        ${sum_risks},

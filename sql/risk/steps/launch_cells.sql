@@ -1,5 +1,5 @@
 -- launch_cells: each application launch of the day exploded to node x hour, the equi-join
--- keys that attribute per-node windows to launches (risk/steps/app_hour_counts.sql,
+-- keys that attribute per-node windows to launches (risk/steps/node_counts.sql,
 -- siox/steps/export_hops.sql).
 -- Input: view `app_launch` (risk/steps/app_launch.sql). Parameters: window_s, day_start,
 -- day_end (epoch s).

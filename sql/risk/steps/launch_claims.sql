@@ -2,7 +2,7 @@
 -- job's next launch starting on the nodes in the window its previous one ended in, or job
 -- steps sharing a node), with each claiming launch's share of the node-window: its seconds
 -- in the window over the claiming launches' seconds. A node-window that one launch covers
--- has no row (its share is 1). Read by risk/steps/app_hour_counts.sql and
+-- has no row (its share is 1). Read by risk/steps/node_counts.sql and
 -- siox/steps/export_hops.sql, which scale a claimed window's counters by the share.
 -- Inputs: views `launch_cells` (risk/steps/launch_cells.sql) and `app_launch`
 -- (risk/steps/app_launch.sql). Parameters: window_s, day_end (epoch s).

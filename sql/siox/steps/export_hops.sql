@@ -3,11 +3,11 @@
 -- lassi.siox.export_path). A client NID is one compute node and nodes are allocated
 -- exclusively, so a node's export counters in a window belong to the launch running on it;
 -- a window that two launches of a job share (one ending, the next starting) is split by
--- their seconds in it, as in risk/steps/app_hour_counts.sql.
+-- their seconds in it, as in risk/steps/node_counts.sql.
 -- Inputs: views `launch_cells` and `launch_claims` (risk/steps/launch_cells.sql and
 -- launch_claims.sql) and `xp_target_window` (risk/node_window.sql with by_target: per
 -- node, filesystem, target and window). Parameter: md_sum (the sum of the MDT counters).
--- Joined on (node, hour), an equi-join, as in risk/steps/app_hour_counts.sql; a window
+-- Joined on (node, hour), an equi-join, as in risk/steps/node_counts.sql; a window
 -- belongs to a launch when it lies inside the launch's first..last window.
 SELECT c.app_id, c.job_id, w.node, w.fs, w.target,
        CASE WHEN w.target LIKE '%-MDT%' THEN 'mdt' ELSE 'ost' END AS kind,
