@@ -351,7 +351,7 @@ def on_driver(tasks: list[BeaconTask], bins: int) -> bool:
     """Whether the driver parses these tasks itself (`_written`): at most DRIVER_BYTES of
     text in one bin, or in files of DRIVER_FILE_BYTES each at least."""
     text = [_text_size(t) for t in tasks]
-    return sum(text) <= DRIVER_BYTES and (bins == 1 or min(text) >= DRIVER_FILE_BYTES)
+    return sum(text) <= DRIVER_BYTES and (bins == 1 or min(text, default=0) >= DRIVER_FILE_BYTES)
 
 
 def _bin_summary(bins: Iterable[str], table: str, parse: Callable, site: Site,

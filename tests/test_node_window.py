@@ -437,7 +437,7 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
     from lassi.core.schemas import schema_of
     from lassi.core.sqltext import sql
     from lassi.core.warehouse import Warehouse
-    from lassi.risk.metrics import build_app_hour, share_sums
+    from lassi.risk.metrics import build_app_hour, plain_sums, share_sums
 
     site = load_site("archer", nodes=8)
     w = site.window_s                                       # 180 s
@@ -463,8 +463,8 @@ def test_a_day_whose_launches_share_no_window_plans_no_claims(spark, tmp_path):
     assert "LocalRelation <empty>" in claims._jdf.queryExecution().optimizedPlan().toString()
     # the plain sums of a day without claims equal the share-weighted query's
     wh.read("node_window", [DATE]).createOrReplaceTempView("nw")
-    whole = spark.sql(sql("risk/steps/node_counts_whole", counter_sums=", ".join(
-        f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS))).collect()
+    whole = spark.sql(sql("risk/steps/node_counts_whole",
+                          counter_sums=plain_sums("w."))).collect()
     weighted = spark.sql(sql("risk/steps/node_counts", share_counters=share_sums())).collect()
     assert len(whole) == 2 and sorted(whole) == sorted(weighted)
     assert build_app_hour(wh, site, DATE) == 2

@@ -37,13 +37,12 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     wh.read("node_window", [date]).createOrReplaceTempView("nw")
     shares = share_sums()
     node = (wh.spark.sql(sql("risk/steps/node_counts", share_counters=shares)) if claimed else
-            wh.spark.sql(sql("risk/steps/node_counts_whole", counter_sums=", ".join(
-                f"SUM(w.{c}) AS {c}" for c in ALL_COUNTERS))))
+            wh.spark.sql(sql("risk/steps/node_counts_whole", counter_sums=plain_sums("w."))))
     if wh.has("job_window", date):
         node.createOrReplaceTempView("node_counts")
         wh.read("job_window", [date]).createOrReplaceTempView("job_window_in")
         wh.spark.sql(sql("risk/steps/job_counts", share_counters=shares,
-                         job_sums=", ".join(f"SUM({c}) AS {c}" for c in ALL_COUNTERS),
+                         job_sums=plain_sums(),
                          window_s=site.window_s)).createOrReplaceTempView("job_counts")
         counts = wh.spark.sql(sql("risk/steps/counts_by_source"))
     else:
@@ -51,6 +50,11 @@ def app_hour_counts(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
     counts.createOrReplaceTempView("launch_counts")
     return wh.spark.sql(sql("risk/steps/app_hour_counts",
                             counter_names=", ".join(f"k.{c}" for c in ALL_COUNTERS)))
+
+
+def plain_sums(prefix: str = "") -> str:
+    """Each counter's sum, named as the counter (`prefix`: its table's alias and a dot)."""
+    return ", ".join(f"SUM({prefix}{c}) AS {c}" for c in ALL_COUNTERS)
 
 
 def share_sums() -> str:
