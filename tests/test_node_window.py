@@ -106,6 +106,29 @@ def test_capture_deltas_plan_no_window_over_the_whole_day(day, by_target):
     assert specs and min(specs) > 0, specs
 
 
+@pytest.mark.parametrize("by_target", [False, True])
+def test_capture_deltas_read_and_shuffle_the_capture_rows_once(day, by_target):
+    """The captures' series values come from one scan of raw_lustre_stats (not one per
+    kind of counter: the plan read it nine times before session 51) and are shuffled once,
+    by node: their window (per target, node and series) and the sums per node, filesystem
+    and window need no other exchange, and the capture slots are broadcast to them. The
+    dense ARCHER day's node_window 60-66 -> 33-39 s warm (README, Scale, session 51)."""
+    from lassi.core.captures import node_windows
+
+    site, wh, _, _ = day
+    plan = node_windows(wh, site, DATE, by_target=by_target)._jdf.queryExecution().executedPlan()
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        plan = plan.initialPlan()
+    nodes = json.loads(plan.toJSON())            # pre-order: a node's first child follows it
+    leaf = next(i for i, n in enumerate(nodes) if n["num-children"] == 0)
+    spine = [n["class"].rsplit(".", 1)[1] for n in nodes[:leaf + 1]]   # the rows' own path
+    assert spine[-1] == "FileSourceScanExec" and "WindowExec" in spine, spine
+    assert spine.count("ShuffleExchangeExec") == 1, spine
+    assert "SortMergeJoinExec" not in spine, spine
+    scans = [n for n in nodes if n["class"].endswith("FileSourceScanExec")]
+    assert len(scans) == 3, len(scans)         # the series values, the site's and servers' slots
+
+
 def test_node_window_hours_equal_truth(day):
     site, wh, truth, _ = day
     assert build_node_window(wh, site, DATE) > 0

@@ -21,6 +21,12 @@
 -- An export block holding only snapshot_time (a client that has just connected: all its
 -- counters zero) is a marker row, counter 'snapshot_time': every series of that export is
 -- zero at that capture, so the next capture's delta is its whole value.
+-- The plan (a test reads it): the capture rows are read once, each turned into its series
+-- values by one generator (a union of a query per kind of counter read the raw table seven
+-- times), and shuffled once, by ${key}: the capture slots are broadcast to them, and the
+-- series' window and the sums per ${key}, filesystem and window need no other exchange
+-- (there were three of these rows' size). The dense ARCHER day: 60-66 -> 33-39 s warm,
+-- 97-111 -> 54-62 CPU-s (README, Scale, session 51).
 WITH captures AS (
   SELECT server, target, kind, fs, ${key}, snapshot_time, start_time,
          CAST(FLOOR(unix_micros(snapshot_time) / 1000000 / ${window_s}) * ${window_s} AS BIGINT) AS slot,
@@ -29,38 +35,38 @@ WITH captures AS (
   FROM raw_capture
 ),
 obs AS (SELECT * FROM captures WHERE kind = ${kind} AND ${key} IS NOT NULL),
-metric AS (                       -- one row per series value: bytes and ops are two series
-  SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'read_kb' AS m,
-         CAST(sum AS DOUBLE) AS v
-    FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'read_ops', samples
-    FROM obs WHERE side = 'ost' AND counter = 'read_bytes'
-  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'write_kb', CAST(sum AS DOUBLE)
-    FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'write_ops', samples
-    FROM obs WHERE side = 'ost' AND counter = 'write_bytes'
-  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, 'other:' || counter, samples
-    FROM obs WHERE side = 'ost' AND counter IN ('get_info', 'set_info_async', 'set_info',
-                             'disconnect', 'destroy', 'punch', 'sync', 'preprw', 'commitrw')
-  UNION ALL SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side,
-         CASE counter WHEN 'rename' THEN 'ren' WHEN 'samedir_rename' THEN 'sdr'
-                      WHEN 'crossdir_rename' THEN 'cdr' ELSE counter END, samples
-    FROM obs WHERE side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink',
-      'mkdir', 'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs',
-      'sync', 'samedir_rename', 'crossdir_rename')
-  UNION ALL SELECT o.server, o.target, o.fs, o.${key}, o.slot, o.snapshot_time, o.start_time,
-         o.side, z.m, 0D
-    FROM obs o JOIN (VALUES
-      ('ost', 'read_kb'), ('ost', 'read_ops'), ('ost', 'write_kb'), ('ost', 'write_ops'),
-      ('ost', 'other:get_info'), ('ost', 'other:set_info_async'), ('ost', 'other:set_info'),
-      ('ost', 'other:disconnect'),
-      ('ost', 'other:destroy'), ('ost', 'other:punch'), ('ost', 'other:sync'),
-      ('ost', 'other:preprw'), ('ost', 'other:commitrw'),
-      ('mdt', 'open'), ('mdt', 'close'), ('mdt', 'mknod'), ('mdt', 'link'), ('mdt', 'unlink'),
-      ('mdt', 'mkdir'), ('mdt', 'rmdir'), ('mdt', 'ren'), ('mdt', 'getattr'),
-      ('mdt', 'setattr'), ('mdt', 'getxattr'), ('mdt', 'setxattr'), ('mdt', 'statfs'),
-      ('mdt', 'sync'), ('mdt', 'sdr'), ('mdt', 'cdr')) AS z(side, m) ON o.side = z.side
-    WHERE o.counter = 'snapshot_time'
+metric AS (                       -- one row per series value: bytes and ops are two series;
+  -- a marker row gives every series of its side a zero
+  SELECT server, target, fs, ${key}, slot, snapshot_time, start_time, side, s.m, s.v
+  FROM obs
+  LATERAL VIEW inline(CASE
+    WHEN side = 'ost' AND counter = 'read_bytes' THEN
+      array(named_struct('m', 'read_kb', 'v', CAST(sum AS DOUBLE)),
+            named_struct('m', 'read_ops', 'v', CAST(samples AS DOUBLE)))
+    WHEN side = 'ost' AND counter = 'write_bytes' THEN
+      array(named_struct('m', 'write_kb', 'v', CAST(sum AS DOUBLE)),
+            named_struct('m', 'write_ops', 'v', CAST(samples AS DOUBLE)))
+    WHEN side = 'ost' AND counter IN ('get_info', 'set_info_async', 'set_info', 'disconnect',
+                                      'destroy', 'punch', 'sync', 'preprw', 'commitrw') THEN
+      array(named_struct('m', 'other:' || counter, 'v', CAST(samples AS DOUBLE)))
+    WHEN side = 'mdt' AND counter IN ('open', 'close', 'mknod', 'link', 'unlink', 'mkdir',
+      'rmdir', 'rename', 'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs', 'sync',
+      'samedir_rename', 'crossdir_rename') THEN
+      array(named_struct('m', CASE counter WHEN 'rename' THEN 'ren'
+                                           WHEN 'samedir_rename' THEN 'sdr'
+                                           WHEN 'crossdir_rename' THEN 'cdr'
+                                           ELSE counter END,
+                         'v', CAST(samples AS DOUBLE)))
+    WHEN counter = 'snapshot_time' AND side = 'ost' THEN
+      transform(array('read_kb', 'read_ops', 'write_kb', 'write_ops', 'other:get_info',
+                      'other:set_info_async', 'other:set_info', 'other:disconnect',
+                      'other:destroy', 'other:punch', 'other:sync', 'other:preprw',
+                      'other:commitrw'), x -> named_struct('m', x, 'v', 0D))
+    WHEN counter = 'snapshot_time' AND side = 'mdt' THEN
+      transform(array('open', 'close', 'mknod', 'link', 'unlink', 'mkdir', 'rmdir', 'ren',
+                      'getattr', 'setattr', 'getxattr', 'setxattr', 'statfs', 'sync', 'sdr',
+                      'cdr'), x -> named_struct('m', x, 'v', 0D))
+  END) s
 ),
 site_slots AS (                   -- every capture slot of the site (all servers), with the
   -- one before it: the day's slots (one per capture interval, a few thousand at most)
@@ -79,12 +85,19 @@ slots AS (
   SELECT v.server, v.slot, COALESCE(v.server_prev, g.site_prev) AS prev_slot, g.first_slot
   FROM server_slots v JOIN site_slots g ON v.slot = g.slot
 ),
-delta AS (
-  SELECT m.fs, m.target, m.${key}, m.m, s.prev_slot AS window_slot, s.first_slot, m.slot,
-         m.v, LAG(m.v) OVER w AS prev_v, LAG(m.slot) OVER w AS prev_seen,
-         COALESCE(m.start_time > LAG(m.start_time) OVER w, FALSE) AS restarted
+placed AS (                       -- each series value with its window, moved to the task
+  -- of its ${key} (the slots: a row per server and capture, a few hundred thousand at most)
+  SELECT /*+ BROADCAST(s) */ m.fs, m.target, m.${key}, m.m, s.prev_slot AS window_slot,
+         s.first_slot, m.slot, m.snapshot_time, m.start_time, m.v
   FROM metric m JOIN slots s ON m.server = s.server AND m.slot = s.slot
-  WINDOW w AS (PARTITION BY m.target, m.${key}, m.m ORDER BY m.snapshot_time)
+  DISTRIBUTE BY ${key}
+),
+delta AS (
+  SELECT fs, target, ${key}, m, window_slot, first_slot, slot,
+         v, LAG(v) OVER w AS prev_v, LAG(slot) OVER w AS prev_seen,
+         COALESCE(start_time > LAG(start_time) OVER w, FALSE) AS restarted
+  FROM placed
+  WINDOW w AS (PARTITION BY target, ${key}, m ORDER BY snapshot_time)
 ),
 clean AS (
   SELECT fs, target, ${key}, m, window_slot,
