@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lassi.core.config import Site
@@ -27,6 +28,9 @@ from lassi.core.warehouse import Warehouse
 
 # a forwarding node's peaks when the site has no forwarding layer (TaihuLight's)
 FWD_PEAK_BW, FWD_PEAK_IOPS = 2.5e9, 4e4
+# the time bucket on which the abnormal phases meet the per-second series: most phases
+# last under a minute (median 22 s, longest 18 minutes on the 4,096-node bench day)
+BUCKET_S = 60
 
 
 def _sql_params(site: Site) -> dict[str, float]:
@@ -45,13 +49,10 @@ def _sql_params(site: Site) -> dict[str, float]:
             "significant": conf.significant_share, "mdops_weight": conf.mdops_weight}
 
 
-@scoped
-def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
-    """Stage `interference` for the abnormal jobs that started on `date`."""
-    if not wh.has("anomaly", date):
-        wh.clear("interference", [date])
-        return "no abnormal jobs (io_phase found none or has not run)"
-    spark = wh.spark
+def neighbours(wh: Warehouse, site: Site, date: dt.date) -> DataFrame:
+    """Per abnormal phase of `date`'s abnormal jobs, the neighbours that did I/O during it
+    on a shared forwarding node, with their features and load (sql/beacon/interference.sql;
+    its inputs registered as views, `comp` too for the causes)."""
     period = [date - dt.timedelta(days=1), date]
     ab = wh.read("anomaly", [date]).select("job_id", "app")
     ab.createOrReplaceTempView("ab_job")
@@ -61,10 +62,19 @@ def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
     (wh.read("job_timeseries", period).where("layer = 'compute' AND component = '*'")
      .createOrReplaceTempView("jts"))
     wh.read("component_anomaly", period).createOrReplaceTempView("comp")
-    t = _sql_params(site)
-    spark.sql(sql("beacon/interference", **t)).createOrReplaceTempView("nb")
-    out = spark.sql(sql("beacon/steps/interference_cause", date=date.isoformat(),
-                        **t)).localCheckpoint()
+    return wh.spark.sql(sql("beacon/interference", bucket_us=BUCKET_S * 1_000_000,
+                            **_sql_params(site)))
+
+
+@scoped
+def build_interference(wh: Warehouse, site: Site, date: dt.date) -> str:
+    """Stage `interference` for the abnormal jobs that started on `date`."""
+    if not wh.has("anomaly", date):
+        wh.clear("interference", [date])
+        return "no abnormal jobs (io_phase found none or has not run)"
+    neighbours(wh, site, date).createOrReplaceTempView("nb")
+    out = wh.spark.sql(sql("beacon/steps/interference_cause", date=date.isoformat(),
+                           **_sql_params(site))).localCheckpoint()
     wh.write(out, "interference", [date])
     causes = (out.select("job_id", "cause").distinct().groupBy("cause").count()
               .orderBy(F.desc("count")).collect())          # at most eight causes

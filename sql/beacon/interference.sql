@@ -5,7 +5,7 @@
 -- Inputs: views `ab_phase` (job_id, phase_no, start, end of the abnormal phases), `js`
 -- (job_summary of the period), `jts` (job_timeseries compute '*' per second of the period).
 -- Parameters: high_mdops (ops/s), high_bw (bytes/s), high_iops (requests/s), peak_bw and
--- peak_iops (of one forwarding node), mdops_weight.
+-- peak_iops (of one forwarding node), mdops_weight, bucket_us (the time join's bucket).
 -- A neighbour's load in one second is bytes/peak_bw + (requests + mdops_weight x metadata
 -- ops)/peak_iops, split evenly over
 -- its forwarding nodes (what one node must serve for it, as a fraction of its capacity);
@@ -15,6 +15,13 @@
 -- Features are the neighbour's, over its whole run: N:1 mode, mean MDOPS of its I/O seconds
 -- above high_mdops, peak bandwidth >= high_bw, peak IOPS >= high_iops (a contended
 -- neighbour's rate inside the phase understates what it demands).
+-- The neighbours are found from the seconds, not the seconds from the neighbours: a job
+-- shares a forwarding node with about an eighth of the day's jobs on TaihuLight, and
+-- joining every such pair to the neighbour's whole series before keeping the phase's
+-- seconds joined 4.0 M pairs with 341k seconds on the 4,096-node bench day. Here the
+-- phases meet the series by an equi-join on a time bucket (`bucket_us`; each phase
+-- exploded to the buckets it spans), which keeps the few jobs that did I/O during each
+-- phase; only those are checked for a shared forwarding node. The same rows.
 WITH mine AS (
   SELECT a.job_id, a.phase_no, a.start, a.`end`,
          GREATEST(unix_timestamp(a.`end`) - unix_timestamp(a.start), 1) AS dur_s, f.fwd
@@ -25,11 +32,27 @@ theirs AS (
   SELECT s.job_id, s.io_mode, f.fwd, GREATEST(size(s.fwd_nodes), 1) AS n_fwd
   FROM js s LATERAL VIEW explode(s.fwd_nodes) f AS fwd
 ),
-pairs AS (
+phase_bucket AS (
+  SELECT a.job_id, a.phase_no, a.start, a.`end`, b AS bucket
+  FROM ab_phase a
+  LATERAL VIEW explode(sequence(unix_micros(a.start) DIV ${bucket_us},
+                                GREATEST(unix_micros(a.`end`) DIV ${bucket_us},
+                                         unix_micros(a.start) DIV ${bucket_us}))) s AS b
+),
+seconds AS (         -- every other job's compute seconds inside each abnormal phase
+  SELECT p.job_id, p.phase_no, x.job_id AS neighbour, x.read_bytes, x.write_bytes,
+         x.read_ops, x.write_ops, x.md_ops
+  FROM phase_bucket p
+  JOIN (SELECT *, unix_micros(ts) DIV ${bucket_us} AS bucket FROM jts) x
+    ON x.bucket = p.bucket AND x.ts >= p.start AND x.ts < p.`end` AND x.job_id <> p.job_id
+),
+pairs AS (           -- those jobs that shared one of the phase's forwarding nodes
   SELECT m.job_id, m.phase_no, FIRST(m.start) AS start, FIRST(m.`end`) AS `end`,
          FIRST(m.dur_s) AS dur_s, t.job_id AS neighbour, FIRST(t.io_mode) AS io_mode,
          FIRST(t.n_fwd) AS n_fwd, COUNT(DISTINCT m.fwd) AS n_shared
-  FROM mine m JOIN theirs t ON m.fwd = t.fwd AND m.job_id <> t.job_id
+  FROM (SELECT DISTINCT job_id, phase_no, neighbour FROM seconds) v
+  JOIN mine m ON m.job_id = v.job_id AND m.phase_no = v.phase_no
+  JOIN theirs t ON t.job_id = v.neighbour AND t.fwd = m.fwd
   GROUP BY m.job_id, m.phase_no, t.job_id
 ),
 activity AS (
@@ -41,8 +64,8 @@ activity AS (
              + (x.read_ops + x.write_ops + ${mdops_weight} * x.md_ops) / ${peak_iops})
            * FIRST(p.n_shared) / FIRST(p.n_fwd)
            AS load
-  FROM pairs p JOIN jts x
-    ON x.job_id = p.neighbour AND x.ts >= p.start AND x.ts < p.`end`
+  FROM pairs p JOIN seconds x
+    ON x.job_id = p.job_id AND x.phase_no = p.phase_no AND x.neighbour = p.neighbour
   GROUP BY p.job_id, p.phase_no, p.neighbour
 ),
 peaks AS (
