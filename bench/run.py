@@ -32,11 +32,11 @@ on bench/cache/.lock). Phases:
   report    `lassi report daily`
   duckdb    bench/references.py duckdb  (same Parquet, same outputs as app_hour + fs_hour;
             three processes, the one of the median compute time counts)
+  pandas    bench/references.py pandas
+  (then, untimed: both references compared with Spark's app_hour and fs_hour)
   With both warm and duckdb selected, their processes alternate (warm, duckdb, warm, ...):
   this machine's speed drifts by 20-40 % within an hour, and a ratio of two figures taken
   minutes apart would measure the drift as much as Spark.
-  pandas    bench/references.py pandas
-  (then, untimed: both references compared with Spark's app_hour and fs_hour)
 
 Targets (issue #15): the full day (ingest + nw + metrics + report) <= 300 s on this 2-core
 machine; Spark attribution + metrics within 3x of DuckDB on the same Parquet (warm Spark
@@ -238,8 +238,8 @@ class Day:
         """Each phase's process run REFERENCE_RUNS times, the phases alternated; per phase
         the run of the median figure (`run_figure`) stands, with every run's figure in
         `runs_s`. One run says more about its moment than about Spark: DuckDB's took twice
-        its usual 1.0-1.3 s once (docs/scale-history.md, session 47), and one session's third warm
-        repetition took 4.2 to 7.5 s within an hour (session 52)."""
+        its usual 1.0-1.3 s once (docs/scale-history.md, session 47), and one session's
+        third warm repetition took 4.2 to 7.5 s within an hour (session 52)."""
         runs: dict[str, list[tuple[float, dict]]] = {p: [] for p in phases}
         failed: dict[str, dict] = {}
         for _ in range(REFERENCE_RUNS):
