@@ -125,7 +125,7 @@ def test_phases_meet_the_series_on_a_time_bucket(day):
             plan = plan.initialPlan()
         nodes = json.loads(plan.toJSON())
     ranged = [n for n in nodes if n["class"].endswith("JoinExec")
-              and "ts" in json.dumps(n.get("condition", "")) and n.get("leftKeys")]
+              and '"name": "ts"' in json.dumps(n.get("condition", "")) and n.get("leftKeys")]
     assert ranged, [n["class"] for n in nodes]
     for join in ranged:
         keys = json.dumps([join["leftKeys"], join["rightKeys"]])
