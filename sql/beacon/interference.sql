@@ -46,27 +46,24 @@ seconds AS (         -- every other job's compute seconds inside each abnormal p
   JOIN (SELECT *, unix_micros(ts) DIV ${bucket_us} AS bucket FROM jts) x
     ON x.bucket = p.bucket AND x.ts >= p.start AND x.ts < p.`end` AND x.job_id <> p.job_id
 ),
-pairs AS (           -- those jobs that shared one of the phase's forwarding nodes
-  SELECT m.job_id, m.phase_no, FIRST(m.start) AS start, FIRST(m.`end`) AS `end`,
-         FIRST(m.dur_s) AS dur_s, t.job_id AS neighbour, FIRST(t.io_mode) AS io_mode,
-         FIRST(t.n_fwd) AS n_fwd, COUNT(DISTINCT m.fwd) AS n_shared
-  FROM (SELECT DISTINCT job_id, phase_no, neighbour FROM seconds) v
-  JOIN mine m ON m.job_id = v.job_id AND m.phase_no = v.phase_no
-  JOIN theirs t ON t.job_id = v.neighbour AND t.fwd = m.fwd
-  GROUP BY m.job_id, m.phase_no, t.job_id
+busy AS (            -- per phase, each such job's I/O in it, its demand in capacity units
+  SELECT job_id, phase_no, neighbour,
+         SUM(read_bytes + write_bytes) AS bytes, SUM(read_ops + write_ops) AS ops,
+         SUM(md_ops) AS md,
+         SUM((read_bytes + write_bytes) / ${peak_bw}
+             + (read_ops + write_ops + ${mdops_weight} * md_ops) / ${peak_iops}) AS demand
+  FROM seconds
+  GROUP BY job_id, phase_no, neighbour
 ),
-activity AS (
-  SELECT p.job_id, p.phase_no, p.neighbour, FIRST(p.io_mode) AS io_mode,
-         FIRST(p.start) AS start, FIRST(p.`end`) AS `end`, FIRST(p.dur_s) AS dur_s,
-         SUM(x.read_bytes + x.write_bytes) AS bytes, SUM(x.read_ops + x.write_ops) AS ops,
-         SUM(x.md_ops) AS md,
-         SUM((x.read_bytes + x.write_bytes) / ${peak_bw}
-             + (x.read_ops + x.write_ops + ${mdops_weight} * x.md_ops) / ${peak_iops})
-           * FIRST(p.n_shared) / FIRST(p.n_fwd)
-           AS load
-  FROM pairs p JOIN seconds x
-    ON x.job_id = p.job_id AND x.phase_no = p.phase_no AND x.neighbour = p.neighbour
-  GROUP BY p.job_id, p.phase_no, p.neighbour
+activity AS (        -- of those jobs, the ones on one of the phase's forwarding nodes
+  SELECT b.job_id, b.phase_no, b.neighbour, FIRST(t.io_mode) AS io_mode,
+         FIRST(m.start) AS start, FIRST(m.`end`) AS `end`, FIRST(m.dur_s) AS dur_s,
+         FIRST(b.bytes) AS bytes, FIRST(b.ops) AS ops, FIRST(b.md) AS md,
+         FIRST(b.demand) * COUNT(DISTINCT m.fwd) / FIRST(t.n_fwd) AS load
+  FROM busy b
+  JOIN mine m ON m.job_id = b.job_id AND m.phase_no = b.phase_no
+  JOIN theirs t ON t.job_id = b.neighbour AND t.fwd = m.fwd
+  GROUP BY b.job_id, b.phase_no, b.neighbour
 ),
 peaks AS (
   SELECT job_id, MAX(read_ops + write_ops) AS peak_iops FROM jts GROUP BY job_id
