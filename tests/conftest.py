@@ -232,6 +232,17 @@ def schema_row(schema, **values) -> tuple:
     return tuple(values.get(f.name) for f in schema.fields)
 
 
+def plan_nodes(df) -> list[dict]:
+    """The nodes of `df`'s physical plan as Spark plans it before adaptive execution (with
+    its exchanges), in pre-order: a node's first child follows it."""
+    import json
+
+    plan = df._jdf.queryExecution().executedPlan()
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        plan = plan.initialPlan()
+    return json.loads(plan.toJSON())
+
+
 # --- one simulated ARCHER day shared by the test files (and the xdist workers) ----------------
 ARCHER_DAY = dt.date(2017, 10, 10)
 

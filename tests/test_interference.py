@@ -117,13 +117,11 @@ def test_phases_meet_the_series_on_a_time_bucket(day):
 
     from lassi.beacon.interference import neighbours
     from lassi.core.views import view_scope
+    from tests.conftest import plan_nodes
 
     site, wh, _ = day
     with view_scope(wh.spark):
-        plan = neighbours(wh, site, DAY)._jdf.queryExecution().executedPlan()
-        if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
-            plan = plan.initialPlan()
-        nodes = json.loads(plan.toJSON())
+        nodes = plan_nodes(neighbours(wh, site, DAY))
     ranged = [n for n in nodes if n["class"].endswith("JoinExec")
               and '"name": "ts"' in json.dumps(n.get("condition", "")) and n.get("leftKeys")]
     assert ranged, [n["class"] for n in nodes]

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from lassi.core.config import load_site
 from lassi.core.schemas import ALL_COUNTERS
 from lassi.risk.node_window import build_node_window
-from tests.conftest import schema_row
+from tests.conftest import plan_nodes, schema_row
 
 DATE = dt.date(2017, 10, 10)
 COLS = ["read_kb", "read_ops", "write_kb", "write_ops", "other", "open", "close", "mknod"]
@@ -116,10 +116,7 @@ def test_capture_deltas_read_and_shuffle_the_capture_rows_once(day, by_target):
     from lassi.core.captures import node_windows
 
     site, wh, _, _ = day
-    plan = node_windows(wh, site, DATE, by_target=by_target)._jdf.queryExecution().executedPlan()
-    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
-        plan = plan.initialPlan()
-    nodes = json.loads(plan.toJSON())            # pre-order: a node's first child follows it
+    nodes = plan_nodes(node_windows(wh, site, DATE, by_target=by_target))
     leaf = next(i for i, n in enumerate(nodes) if n["num-children"] == 0)
     spine = [n["class"].rsplit(".", 1)[1] for n in nodes[:leaf + 1]]   # the rows' own path
     assert spine[-1] == "FileSourceScanExec" and "WindowExec" in spine, spine
