@@ -295,17 +295,15 @@ class Day:
             r["metrics"]["note"] = "app_hour rows; stages " + ", ".join(
                 f"{k} {v:.1f}s" for k, v in stages.items())
         if "warm" in r:
-            m = re.search(r"^WARM (.*)$", r["warm"].get("stdout_tail", ""), re.M)
-            if m:
-                r["warm"]["stages_s"] = json.loads(m.group(1))
+            if (stages := _printed_stages(r["warm"], "WARM")) is not None:
+                r["warm"]["stages_s"] = stages
                 runs = r["warm"].get("runs_s")
                 of = (f" (app_hour + fs_hour the median of {', '.join(f'{x:.2f}' for x in runs)}"
                       " s)" if runs else "")
                 r["warm"]["note"] = "3rd of 6 in one session: " + ", ".join(
                     f"{k} {v:.1f}s" for k, v in r["warm"]["stages_s"].items()) + of
-            m = re.search(r"^STEADY (.*)$", r["warm"].get("stdout_tail", ""), re.M)
-            if m:
-                r["warm"]["steady_stages_s"] = json.loads(m.group(1))
+            if (steady := _printed_stages(r["warm"], "STEADY")) is not None:
+                r["warm"]["steady_stages_s"] = steady
         if "nw" in r:
             m = STAGE_LINE.search(r["nw"].get("stdout_tail", ""))
             if m:
