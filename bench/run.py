@@ -238,7 +238,7 @@ class Day:
         """Each phase's process run REFERENCE_RUNS times, the phases alternated; per phase
         the run of the median figure (`run_figure`) stands, with every run's figure in
         `runs_s`. One run says more about its moment than about Spark: DuckDB's took twice
-        its usual 1.0-1.3 s once (docs/scale-history.md, session 47), and one session's
+        its usual 1.0-1.3 s once (bench/scale-history.md, session 47), and one session's
         third warm repetition took 4.2 to 7.5 s within an hour (session 52)."""
         runs: dict[str, list[tuple[float, dict]]] = {p: [] for p in phases}
         failed: dict[str, dict] = {}

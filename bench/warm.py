@@ -5,7 +5,7 @@ loading are paid (a long-lived session, e.g. several dates backfilled in one spa
 `WARM {"app_hour": s, ...}`, the figure the target is judged on. The JIT compiler is still
 at work then (on two cores its threads take turns with the tasks): the stages get faster
 until about the sixth repetition, so the median of the repetitions after the third is
-printed too, `STEADY {...}` (docs/scale-history.md, session 45).
+printed too, `STEADY {...}` (bench/scale-history.md, session 45).
 
 Usage: python bench/warm.py --date D --warehouse W --site S --nodes N [--repeats 6]
 """

@@ -6,7 +6,7 @@ The counter layers (`ost`, `lustre-client`, `mds`, `lwfs-server`) turn cumulativ
 into per-interval deltas; a series' first sample of a day takes the previous day's last
 sample of the same host's file as its seed (`beacon_columnar`). Without a store, every
 ingest parses the previous day's whole file again for those seeds: twice the parse of a
-day at a site that ingests daily (README, Scale; docs/scale-history.md).
+day at a site that ingests daily (README, Scale; bench/scale-history.md).
 
 A seed file holds, per series (key text), the last sample (latest time, then latest line):
 time, counters and the optional aux counter, plus the file's last sample time (`host_ts`).

@@ -87,7 +87,7 @@ def reader_allocator() -> Iterator[None]:
     again at the next block, unless told to keep them (`lassi.ARROW_KEEPS_PAGES`, set as
     lassi loads). Kept: the default pool (the PBS parse at site scale in 0.45-0.52 s, 0.07-
     0.09 s of it in the kernel, against 0.57-0.63 s and 0.15-0.23 s on malloc;
-    docs/scale-history.md). Otherwise the C library's malloc (a purging mimalloc was
+    bench/scale-history.md). Otherwise the C library's malloc (a purging mimalloc was
     slower still), and the previous pool comes back after."""
     if ARROW_KEEPS_PAGES:
         yield

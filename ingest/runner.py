@@ -211,7 +211,7 @@ def _bin_count(spark: SparkSession, sizes: list[int]) -> int:
     number per core (no half-empty last wave), at most one per file. Each Python task
     has a fixed cost (~40 ms of a core), so a few small files are one task per core: for
     the 4,096-node day's OST layer (15 files, 39 MB), 0.96 s → 0.75 s warm against four
-    bins per core (README, Scale; docs/scale-history.md)."""
+    bins per core (README, Scale; bench/scale-history.md)."""
     cores = max(1, spark.sparkContext.defaultParallelism)
     cap = _byte_size(spark.conf.get("spark.sql.files.maxPartitionBytes", "128m"))
     per_core = max(1, -(-sum(sizes) // (cores * cap)))

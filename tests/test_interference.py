@@ -111,7 +111,7 @@ def test_phases_meet_the_series_on_a_time_bucket(day):
     time bucket, and only jobs with seconds in a phase are checked for a shared forwarding
     node: a join of every forwarding-node pair with the neighbour's whole series (on the
     job alone, the phase's range a filter after it) joined 4.0 M pairs with 341k seconds
-    on the 4,096-node bench day, 78 s warm against 10.5 s (docs/scale-history.md, session
+    on the 4,096-node bench day, 78 s warm against 10.5 s (bench/scale-history.md, session
     52). The phases here span two buckets, so the sums above check that none is missed."""
     import json
 

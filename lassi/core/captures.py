@@ -73,7 +73,7 @@ def register_launch_cells(wh: Warehouse, site: Site, date: dt.date) -> bool:
     `app_launch` and `launch_cells` are materialised (local checkpoints: a job each, kept
     on the executors): the queries over them read them four times and more, and plan
     a short scan instead of their SQL each time (the dense ARCHER day's app_hour 3.7 ->
-    3.2 s, the demo day's 2.7 -> 1.8 s; docs/scale-history.md). On a day where no launch's window
+    3.2 s, the demo day's 2.7 -> 1.8 s; bench/scale-history.md). On a day where no launch's window
     range meets another's on a node (no cell `shared`), `launch_claims` is an empty
     relation the optimizer prunes from the joins that read it, and its query is not even
     analysed (0.08-0.16 s a day, warm). Whether a cell is shared is observed by the

@@ -22,7 +22,7 @@ def build_node_window(wh: Warehouse, site: Site, date: dt.date) -> int:
     # hops) probes its (node, hour) cells in turn instead of at random, and reads by node
     # skip pages (the files' page index). The dense ARCHER day's warm app_hour + fs_hour,
     # repetitions 4-6: 4.55 -> 3.9 s; the sort costs this stage nothing measurable
-    # (docs/scale-history.md). `date` first: the partitioned write's own required order,
+    # (bench/scale-history.md). `date` first: the partitioned write's own required order,
     # which would replace a sort that does not begin with it.
     df = node_windows(wh, site, date).sortWithinPartitions("date", "node", "window_start")
     wh.write(df, "node_window", [date])

@@ -7,7 +7,7 @@
 -- join of the finer rows to an aggregate of the PBS rows plus an anti-join: the same rows,
 -- one shuffle instead of three scans and their exchanges (the dense ARCHER day's launches
 -- checkpointed in 0.25-0.32 s against 0.41-0.47 s, two sessions alternating both;
--- docs/scale-history.md, session 48).
+-- bench/scale-history.md, session 48).
 WITH runs AS (
   SELECT *,
          MAX(source <> 'pbs') OVER job AS finer,

@@ -1,7 +1,7 @@
 -- node_counts on a day where no node-window is claimed by two launches (no `launch_claims`
 -- row): every launch takes its windows whole, so the counters are plain sums. The same
 -- rows as risk/steps/node_counts.sql with every share 1, in a smaller plan: no claims
--- join, integer sums (the dense ARCHER day's counts 1.31 -> 1.07 s warm; docs/scale-history.md,
+-- join, integer sums (the dense ARCHER day's counts 1.31 -> 1.07 s warm; bench/scale-history.md,
 -- session 50).
 -- Inputs: views `launch_cells` (risk/steps/launch_cells.sql) and `nw` (node_window of the
 -- day). Parameter: counter_sums (SUM(w.x) AS x per counter).
